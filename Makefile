@@ -1,0 +1,102 @@
+# k8shazgpu: one Makefile for every tool, library, test and install.
+#
+#   make                      build every tool into $(B)/
+#   make test                 unit + integration tests (starts a local cluster)
+#   make test-unit            the tests that need no cluster
+#   make test SANITIZE=address,undefined   the same under ASan/UBSan
+#   make test VALGRIND=1      every tool run under valgrind
+#   make demo                 the simulated cluster, shown in plain words
+#   make install PREFIX=/usr/local
+
+VERSION = 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+LIBEXECDIR ?= $(PREFIX)/libexec/k8shazgpu
+DATADIR ?= $(PREFIX)/share/k8shazgpu
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Ilib \
+	-DHAZ_VERSION=\"$(VERSION)\"
+
+ifneq ($(SANITIZE),)
+B ?= build-san
+CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+else
+B ?= build
+endif
+
+# Every tools/NAME.c is a tool; each names the pkg-config packages it
+# links, and nothing more.
+TOOLS = $(sort $(basename $(notdir $(wildcard tools/*.c))))
+claim-watch_PKGS = jansson libcurl yaml-0.1
+claim-make_PKGS = jansson libcurl yaml-0.1
+yaml2json_PKGS = jansson yaml-0.1
+gpu-probe_PKGS = jansson yaml-0.1
+
+# t/unit/NAME.c are test drivers for lib/ functions; never installed.
+UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
+
+LIBSRC = $(wildcard lib/*.c)
+LIBOBJ = $(LIBSRC:lib/%.c=$(B)/lib/%.o)
+ALLPKGS = jansson libcurl yaml-0.1
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALLPKGS) 2>/dev/null)
+
+all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%)
+
+$(B)/lib/%.o: lib/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(B)/tools/%.o: tools/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(B)/libhaz.a: $(LIBOBJ)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/unit/%: t/unit/%.c $(B)/libhaz.a lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
+		$$($(PKG_CONFIG) --libs $(ALLPKGS)) -lm
+
+.SECONDEXPANSION:
+$(TOOLS:%=$(B)/%): $(B)/%: $(B)/tools/%.o $(B)/libhaz.a
+	$(CC) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
+		$$($(PKG_CONFIG) --libs $($*_PKGS)) -lm
+
+deps:
+	@scripts/k8shazgpu-deps
+
+test: deps all
+	@B=$(B) VALGRIND=$(VALGRIND) t/run all
+
+test-unit: deps all
+	@B=$(B) VALGRIND=$(VALGRIND) t/run unit
+
+demo: deps all
+	@B=$(B) scripts/demo
+
+bench: deps all
+	@for b in bench/*; do [ -x "$$b" ] && B=$(B) "$$b"; done
+
+format:
+	clang-format -i lib/*.[ch] tools/*.c
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)
+	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)
+	install -m 755 $(filter-out %-test %-demo,$(wildcard scripts/k8shazgpu*)) $(DESTDIR)$(BINDIR)
+	for m in man/*.[178]; do \
+		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
+	cp -R manifests $(DESTDIR)$(DATADIR)/
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all deps test test-unit demo bench format install clean

@@ -1,0 +1,109 @@
+/* err: diagnostics and die-on-failure allocation helpers. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+
+const char *err_prog = "k8shazgpu";
+
+void
+err_init(const char *argv0)
+{
+	const char *slash;
+
+	if (!argv0 || !*argv0)
+		return;
+	slash = strrchr(argv0, '/');
+	err_prog = slash ? slash + 1 : argv0;
+}
+
+static void
+vwarn(const char *fmt, va_list ap)
+{
+	int saved = errno;
+	size_t len = strlen(fmt);
+
+	fprintf(stderr, "%s: ", err_prog);
+	vfprintf(stderr, fmt, ap);
+	if (len && fmt[len - 1] == ':')
+		fprintf(stderr, " %s", strerror(saved));
+	fputc('\n', stderr);
+}
+
+void
+err_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+}
+
+void
+err_die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+void *
+emalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		err_die(HAZ_FAIL, "malloc:");
+	return p;
+}
+
+void *
+ecalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		err_die(HAZ_FAIL, "calloc:");
+	return p;
+}
+
+void *
+erealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		err_die(HAZ_FAIL, "realloc:");
+	return p;
+}
+
+char *
+estrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		err_die(HAZ_FAIL, "strdup:");
+	return p;
+}
+
+char *
+easprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		err_die(HAZ_FAIL, "vasprintf:");
+	return s;
+}

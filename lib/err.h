@@ -1,0 +1,32 @@
+/* err: one way to report trouble for every tool.
+ *
+ * Messages read `tool: what failed: why`, lowercase, no trailing period.
+ * A format ending in ':' has strerror(errno) appended. */
+#ifndef HAZ_ERR_H
+#define HAZ_ERR_H
+
+/* Exit statuses, the same for every tool (see k8shazgpu(7)). */
+enum {
+	HAZ_OK = 0,    /* everything done */
+	HAZ_FAIL = 1,  /* some record or operation failed */
+	HAZ_USAGE = 2, /* bad options or arguments */
+	HAZ_TEMP = 75, /* temporary failure worth retrying */
+};
+
+extern const char *err_prog;
+
+/* err_init sets the program name used in every message from argv[0]. */
+void err_init(const char *argv0);
+void err_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void err_die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/* e* wrappers: allocate or die with status 1. */
+void *emalloc(size_t n);
+void *ecalloc(size_t n, size_t size);
+void *erealloc(void *p, size_t n);
+char *estrdup(const char *s);
+/* easprintf returns a malloc'd formatted string or dies. */
+char *easprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,134 @@
+/* nd: NDJSON reading and writing. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "nd.h"
+
+int
+nd_open(struct nd_reader *r, const char *path, int flags)
+{
+	memset(r, 0, sizeof *r);
+	r->flags = flags;
+	if (!path || strcmp(path, "-") == 0) {
+		r->f = stdin;
+		r->name = estrdup("<stdin>");
+		return 0;
+	}
+	r->f = fopen(path, "r");
+	if (!r->f) {
+		err_warn("%s:", path);
+		return -1;
+	}
+	r->name = estrdup(path);
+	return 0;
+}
+
+void
+nd_close(struct nd_reader *r)
+{
+	if (r->f && r->f != stdin)
+		fclose(r->f);
+	free(r->line);
+	free(r->name);
+	r->f = NULL;
+	r->line = NULL;
+	r->name = NULL;
+}
+
+void
+nd_warn(struct nd_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: %s:%ld: ", err_prog, r->name, r->recno);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	r->failed = 1;
+}
+
+int
+nd_read(struct nd_reader *r, json_t **out)
+{
+	json_error_t jerr;
+	ssize_t n;
+
+	*out = NULL;
+	for (;;) {
+		errno = 0;
+		n = getline(&r->line, &r->cap, r->f);
+		if (n < 0) {
+			if (ferror(r->f))
+				err_die(HAZ_FAIL, "%s: read error:", r->name);
+			return 0;
+		}
+		r->recno++;
+		if (n > 0 && r->line[n - 1] == '\n')
+			r->line[--n] = '\0';
+		if (n > 0 && r->line[n - 1] == '\r')
+			r->line[--n] = '\0';
+		if (strspn(r->line, " \t") != (size_t)n)
+			break;
+		if (!(r->flags & ND_SKIP_BLANK)) {
+			nd_warn(r, "blank line");
+			return -1;
+		}
+	}
+	*out = json_loadb(r->line, (size_t)n, JSON_DECODE_ANY | JSON_ALLOW_NUL,
+		&jerr);
+	if (!*out) {
+		nd_warn(r, "invalid JSON at column %d: %s", jerr.column,
+			jerr.text);
+		return -1;
+	}
+	return 1;
+}
+
+void
+nd_write(json_t *rec)
+{
+	if (json_dumpf(rec, stdout, JSON_COMPACT | JSON_ENCODE_ANY) < 0 ||
+		putchar('\n') == EOF || fflush(stdout) == EOF)
+		err_die(HAZ_FAIL, "<stdout>: write error:");
+}
+
+int
+nd_finish(int status)
+{
+	if (fflush(stdout) == EOF || ferror(stdout))
+		err_die(HAZ_FAIL, "<stdout>: write error:");
+	if (fclose(stdout) == EOF)
+		err_die(HAZ_FAIL, "<stdout>: close:");
+	return status;
+}
+
+int
+nd_loop_files(int argc, char **argv, int flags,
+	int (*fn)(struct nd_reader *r, json_t *rec, void *arg), void *arg)
+{
+	struct nd_reader r;
+	int status = HAZ_OK;
+	json_t *rec;
+	int i, got;
+
+	for (i = 0; i < (argc ? argc : 1); i++) {
+		if (nd_open(&r, argc ? argv[i] : "-", flags) < 0) {
+			status = HAZ_FAIL;
+			continue;
+		}
+		while ((got = nd_read(&r, &rec)) != 0) {
+			if (got > 0 && fn(&r, rec, arg) != 0)
+				status = HAZ_FAIL;
+			json_decref(rec);
+		}
+		if (r.failed)
+			status = HAZ_FAIL;
+		nd_close(&r);
+	}
+	return status;
+}

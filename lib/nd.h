@@ -1,0 +1,54 @@
+/* nd: the one NDJSON loop every tool uses.
+ *
+ * Records are numbered from 1 per input. "\r\n" line ends are accepted.
+ * A blank line is an error unless ND_SKIP_BLANK is set. Output is compact
+ * JSON plus "\n", flushed per record; a write error ends the tool. */
+#ifndef HAZ_ND_H
+#define HAZ_ND_H
+
+#include <stdio.h>
+
+#include <jansson.h>
+
+enum { ND_SKIP_BLANK = 1 };
+
+struct nd_reader {
+	FILE *f;
+	char *name;   /* "<stdin>" or the path, for messages */
+	long recno;   /* number of the record last read, from 1 */
+	char *line;
+	size_t cap;
+	int flags;
+	int failed;   /* set once any record was bad */
+};
+
+/* nd_open opens path ("-" or NULL for stdin). Returns 0, or -1 with a
+ * message printed. */
+int nd_open(struct nd_reader *r, const char *path, int flags);
+void nd_close(struct nd_reader *r);
+
+/* nd_read stores the next record in *out (caller owns it). Returns 1 for a
+ * record, 0 at end of input, -1 for a bad record (warned, r->failed set,
+ * reading may continue). A read error dies. */
+int nd_read(struct nd_reader *r, json_t **out);
+
+/* nd_warn reports a problem with the record last read:
+ * `tool: name:recno: message`. Sets r->failed. */
+void nd_warn(struct nd_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* nd_write prints rec compactly plus "\n" to stdout and flushes. Dies on a
+ * write error. Does not take ownership. */
+void nd_write(json_t *rec);
+
+/* nd_finish flushes and closes stdout, dying if that fails; returns status
+ * unchanged so main can `return nd_finish(status)`. */
+int nd_finish(int status);
+
+/* nd_loop_files runs fn over every record of each path in argv (stdin
+ * when argc is 0). Returns HAZ_OK or HAZ_FAIL if any record was bad or fn
+ * returned nonzero. */
+int nd_loop_files(int argc, char **argv, int flags,
+	int (*fn)(struct nd_reader *r, json_t *rec, void *arg), void *arg);
+
+#endif

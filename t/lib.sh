@@ -1,0 +1,77 @@
+# t/lib.sh: TAP helpers shared by every test script. Source it first.
+#
+#   plan N                      announce N tests (or call done_testing at the end)
+#   check 'desc' 'cmds'         ok when cmds (eval'd, in the scratch dir) exit 0
+#   check_output 'desc' 'cmd'   ok when cmd's stdout equals the expected text on stdin
+#   must_fail N cmd...          true when cmd exits with exactly status N (not a crash)
+#   skip_all 'why'              skip the whole script
+#
+# Each script runs in its own fresh scratch directory t/trash/<script>/.
+set -u
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+: "${B:=build}"
+case $B in /*) BUILD=$B ;; *) BUILD=$TOP/$B ;; esac
+PATH=$BUILD:$TOP/scripts:$PATH
+if [ "${VALGRIND:-}" = 1 ] && [ -d "$BUILD/valgrind" ]; then
+	PATH=$BUILD/valgrind:$PATH
+fi
+export PATH TOP BUILD
+FIXTURES=$TOP/t/fixtures
+
+T_NAME=$(basename "$0" .t)
+SCRATCH=$TOP/t/trash/$T_NAME
+rm -rf "$SCRATCH" && mkdir -p "$SCRATCH" && cd "$SCRATCH" || exit 1
+
+t_n=0
+t_failed=0
+
+plan() { echo "1..$1"; }
+
+skip_all() { echo "1..0 # SKIP $1"; exit 0; }
+
+t_result() {
+	t_n=$((t_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $t_n - $2"
+	else
+		echo "not ok $t_n - $2"
+		t_failed=$((t_failed + 1))
+	fi
+}
+
+check() {
+	( eval "$2" ) >"$SCRATCH/.out" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] || sed 's/^/# /' "$SCRATCH/.out"
+	t_result $rc "$1"
+}
+
+check_output() {
+	cat >"$SCRATCH/.expect"
+	( eval "$2" ) >"$SCRATCH/.out" 2>"$SCRATCH/.err"
+	if cmp -s "$SCRATCH/.expect" "$SCRATCH/.out"; then
+		t_result 0 "$1"
+	else
+		diff -u "$SCRATCH/.expect" "$SCRATCH/.out" | sed 's/^/# /'
+		sed 's/^/# stderr: /' "$SCRATCH/.err"
+		t_result 1 "$1"
+	fi
+}
+
+must_fail() {
+	want=$1
+	shift
+	"$@"
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		echo "must_fail: $* exited $got, expected $want" >&2
+		return 1
+	fi
+	return 0
+}
+
+done_testing() {
+	echo "1..$t_n"
+	[ "$t_failed" -eq 0 ]
+}
