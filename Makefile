@@ -70,7 +70,7 @@ $(TOOLS:%=$(B)/%): $(B)/%: $(B)/tools/%.o $(B)/libhaz.a
 		$$($(PKG_CONFIG) --libs $($*_PKGS)) -lm
 
 deps:
-	@scripts/k8shazgpu-deps
+	@scripts/deps
 
 test: deps all
 	@B=$(B) VALGRIND=$(VALGRIND) t/run all
@@ -91,7 +91,9 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)
 	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)
-	install -m 755 $(filter-out %-test %-demo,$(wildcard scripts/k8shazgpu*)) $(DESTDIR)$(BINDIR)
+	install -m 755 $(wildcard scripts/k8shazgpu*) $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(LIBEXECDIR)
+	install -m 755 scripts/sim-build $(DESTDIR)$(LIBEXECDIR)/sim-build
 	for m in man/*.[178]; do \
 		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	cp -R manifests $(DESTDIR)$(DATADIR)/

@@ -1,0 +1,211 @@
+/* apply: server-side apply of JSON objects, with discovery cached. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "apply.h"
+#include "err.h"
+#include "hmap.h"
+
+struct applier {
+	struct kube *k;
+	char *manager, *ns;
+	struct hm *resources; /* "apiVersion Kind" -> struct kube_resource */
+};
+
+static void
+free_resource(void *p)
+{
+	kube_resource_free(p);
+	free(p);
+}
+
+struct applier *
+ap_new(struct kube *k, const char *manager, const char *ns)
+{
+	struct applier *a = ecalloc(1, sizeof *a);
+
+	a->k = k;
+	a->manager = estrdup(manager);
+	a->ns = estrdup(ns ? ns : "default");
+	a->resources = hm_new(free_resource);
+	return a;
+}
+
+void
+ap_free(struct applier *a)
+{
+	if (!a)
+		return;
+	hm_free(a->resources);
+	free(a->manager);
+	free(a->ns);
+	free(a);
+}
+
+static const char *
+sget(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static const char *
+meta(const json_t *obj, const char *key)
+{
+	return sget(json_object_get(obj, "metadata"), key);
+}
+
+char *
+ap_ref(const json_t *obj)
+{
+	const char *ns = meta(obj, "namespace");
+
+	return easprintf("%s/%s/%s%s%s", sget(obj, "apiVersion"),
+		sget(obj, "kind"), ns ? ns : "", ns ? "/" : "",
+		meta(obj, "name") ? meta(obj, "name") : "");
+}
+
+/* resource finds (and caches) what obj's apiVersion and kind name. */
+static struct kube_resource *
+resource(struct applier *a, const json_t *obj, struct kube_error *e)
+{
+	const char *av = sget(obj, "apiVersion"), *kind = sget(obj, "kind");
+	struct kube_resource *r;
+	char *key;
+
+	if (!av || !kind) {
+		memset(e, 0, sizeof *e);
+		e->kind = KUBE_EFAIL;
+		snprintf(e->msg, sizeof e->msg, "object has no apiVersion or kind");
+		return NULL;
+	}
+	key = easprintf("%s/%s", av, kind);
+	if (!(r = hm_get(a->resources, key))) {
+		r = ecalloc(1, sizeof *r);
+		if (kube_resolve(a->k, key, r, e) < 0) {
+			free(r);
+			free(key);
+			return NULL;
+		}
+		hm_put(a->resources, key, r);
+	}
+	free(key);
+	return r;
+}
+
+char *
+ap_path(struct applier *a, const json_t *obj, int with_name,
+	struct kube_error *e)
+{
+	struct kube_resource *r = resource(a, obj, e);
+	const char *ns = meta(obj, "namespace"), *name = meta(obj, "name");
+
+	if (!r)
+		return NULL;
+	if (with_name && !name) {
+		e->kind = KUBE_EFAIL;
+		snprintf(e->msg, sizeof e->msg, "%s %s: object has no metadata.name",
+			sget(obj, "apiVersion"), sget(obj, "kind"));
+		return NULL;
+	}
+	return kube_path(r, r->namespaced ? (ns ? ns : a->ns) : NULL,
+		with_name ? name : NULL);
+}
+
+static json_t *
+result(const char *op, const json_t *obj, const json_t *answer)
+{
+	char *ref = ap_ref(obj);
+	json_t *rv = json_object_get(json_object_get(answer, "metadata"),
+		"resourceVersion");
+	json_t *res = json_pack("{s:s, s:s, s:s, s:O?}", "kind", "result", "op",
+		op, "ref", ref, "resourceVersion", rv);
+
+	free(ref);
+	return res;
+}
+
+/* status_patch is obj's status with every nvidia.com/ extended resource
+ * that current has and obj lacks set to null. */
+static json_t *
+status_patch(const json_t *obj, const json_t *current)
+{
+	json_t *patch = json_deep_copy(json_object_get(obj, "status"));
+	const char *lists[] = {"capacity", "allocatable"}, *key;
+	json_t *want, *have, *v;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		have = json_object_get(json_object_get(current, "status"), lists[i]);
+		if (!(want = json_object_get(patch, lists[i]))) {
+			want = json_object();
+			json_object_set_new(patch, lists[i], want);
+		}
+		json_object_foreach(have, key, v)
+			if (strncmp(key, "nvidia.com/", 11) == 0 &&
+				!json_object_get(want, key))
+				json_object_set_new(want, key, json_null());
+	}
+	return json_pack("{s:o}", "status", patch);
+}
+
+/* apply_status merge-patches a Node's status subresource. */
+static json_t *
+apply_status(struct applier *a, const char *path, const json_t *obj,
+	const json_t *current, struct kube_error *e)
+{
+	char *spath = easprintf("%s/status", path);
+	json_t *patch = status_patch(obj, current);
+	json_t *ans = kube_patch(a->k, spath, KUBE_PATCH_MERGE, patch, e);
+
+	json_decref(patch);
+	free(spath);
+	return ans;
+}
+
+json_t *
+ap_apply(struct applier *a, const json_t *obj, struct kube_error *e)
+{
+	char *path = ap_path(a, obj, 1, e);
+	json_t *body, *ans, *res;
+	int node_status;
+
+	if (!path)
+		return NULL;
+	node_status = json_object_get(obj, "status") &&
+		strcmp(sget(obj, "kind"), "Node") == 0;
+	body = json_deep_copy(obj);
+	json_object_del(body, "status");
+	ans = kube_apply(a->k, path, body, a->manager, 1, e);
+	json_decref(body);
+	if (ans && node_status) {
+		json_t *st = apply_status(a, path, obj, ans, e);
+
+		json_decref(ans);
+		ans = st;
+	}
+	free(path);
+	if (!ans)
+		return NULL;
+	res = result(node_status ? "apply+status" : "apply", obj, ans);
+	json_decref(ans);
+	return res;
+}
+
+json_t *
+ap_delete(struct applier *a, const json_t *obj, struct kube_error *e)
+{
+	char *path = ap_path(a, obj, 1, e);
+	json_t *ans, *res;
+
+	if (!path)
+		return NULL;
+	ans = kube_delete(a->k, path, meta(obj, "uid"), NULL, e);
+	free(path);
+	if (!ans && e->status == 404)
+		return result("absent", obj, NULL);
+	if (!ans)
+		return NULL;
+	res = result("delete", obj, NULL);
+	json_decref(ans);
+	return res;
+}

@@ -1,0 +1,1031 @@
+/* kube: Kubernetes REST calls over libcurl, one attempt each.
+ *
+ * One curl easy handle per client, reset before every request so that no
+ * option leaks from one call to the next while its connection cache stays
+ * warm. Discovery lives at the end of the file. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "err.h"
+#include "kube.h"
+
+#define LINE_MAX_BYTES (64L << 20)    /* a longer watch line is refused */
+#define BODY_MAX_BYTES (1024L << 20)  /* a larger answer is refused */
+#define ERRBODY_MAX 65536             /* bytes of an error answer kept */
+#define CONNECT_MS 10000L
+
+static const char json_accept[] = "Accept: application/json";
+static const char disc_accept[] =
+	"Accept: application/json;g=apidiscovery.k8s.io;v=v2;"
+	"as=APIGroupDiscoveryList,"
+	"application/json;g=apidiscovery.k8s.io;v=v2beta1;"
+	"as=APIGroupDiscoveryList,application/json";
+
+struct kube {
+	struct kc_config *cfg;
+	CURL *h;
+	long timeout_ms;
+	double deadline;   /* monotonic seconds; 0: none */
+	json_t *resources; /* flattened discovery, NULL until needed */
+	char errbuf[CURL_ERROR_SIZE];
+};
+
+static int curl_users;
+
+/* ---- errors ---------------------------------------------------------- */
+
+static void
+seterr(struct kube_error *e, enum kube_errkind kind, long status,
+	const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void
+seterr(struct kube_error *e, enum kube_errkind kind, long status,
+	const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	e->kind = kind;
+	e->status = status;
+	e->reason[0] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	for (p = e->msg; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+}
+
+int
+kube_exit_status(const struct kube_error *e)
+{
+	switch (e->kind) {
+	case KUBE_OK:
+	case KUBE_EDEADLINE:
+		return HAZ_OK;
+	case KUBE_ETEMP:
+		return HAZ_TEMP;
+	default:
+		return HAZ_FAIL;
+	}
+}
+
+static const char *
+status_text(long code)
+{
+	static const struct {
+		long code;
+		const char *text;
+	} t[] = {
+		{400, "Bad Request"}, {401, "Unauthorized"},
+		{403, "Forbidden"}, {404, "Not Found"},
+		{405, "Method Not Allowed"}, {406, "Not Acceptable"},
+		{409, "Conflict"}, {410, "Gone"},
+		{413, "Request Entity Too Large"},
+		{415, "Unsupported Media Type"},
+		{422, "Unprocessable Entity"}, {429, "Too Many Requests"},
+		{500, "Internal Server Error"}, {502, "Bad Gateway"},
+		{503, "Service Unavailable"}, {504, "Gateway Timeout"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (t[i].code == code)
+			return t[i].text;
+	return code >= 500 ? "Server Error" : "Error";
+}
+
+/* pathonly returns the length of path before its query. */
+static int
+pathonly(const char *path)
+{
+	return (int)strcspn(path, "?");
+}
+
+/* http_error fills e from a non-2xx answer, using its Status object when
+ * the body is one. */
+static void
+http_error(struct kube_error *e, long code, const char *method,
+	const char *path, const char *body, size_t len)
+{
+	enum kube_errkind kind = KUBE_EAPI;
+	json_t *st = json_loadb(body ? body : "", len, 0, NULL);
+	const char *msg = json_string_value(json_object_get(st, "message"));
+	const char *reason = json_string_value(json_object_get(st, "reason"));
+
+	if (code == 429 || code >= 500)
+		kind = KUBE_ETEMP;
+	else if (code == 410)
+		kind = KUBE_EGONE;
+	if (!msg && body && len)
+		seterr(e, kind, code, "%s %.*s: %ld %s: %.*s", method,
+			pathonly(path), path, code, status_text(code),
+			(int)(len > 200 ? 200 : len), body);
+	else if (msg && *msg)
+		seterr(e, kind, code, "%s %.*s: %ld %s: %s", method,
+			pathonly(path), path, code, status_text(code), msg);
+	else
+		seterr(e, kind, code, "%s %.*s: %ld %s", method,
+			pathonly(path), path, code, status_text(code));
+	if (reason)
+		snprintf(e->reason, sizeof e->reason, "%s", reason);
+	json_decref(st);
+}
+
+static double
+monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* transport_error fills e after curl gave up on a request. */
+static void
+transport_error(struct kube *k, CURLcode rc, const char *method,
+	const char *path, struct kube_error *e)
+{
+	enum kube_errkind kind = KUBE_ETEMP;
+	const char *why = k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc);
+
+	switch (rc) {
+	case CURLE_OPERATION_TIMEDOUT:
+		if (k->deadline && monotonic() >= k->deadline - 0.001)
+			kind = KUBE_EDEADLINE;
+		break;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CERTPROBLEM:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CIPHER:
+	case CURLE_SSL_ISSUER_ERROR:
+	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+	case CURLE_URL_MALFORMAT:
+	case CURLE_UNSUPPORTED_PROTOCOL:
+	case CURLE_BAD_FUNCTION_ARGUMENT:
+	case CURLE_OUT_OF_MEMORY:
+	case CURLE_NOT_BUILT_IN:
+		kind = KUBE_EFAIL;
+		break;
+	default:
+		break;
+	}
+	seterr(e, kind, 0, "%s %s%.*s: %s", method, k->cfg->server,
+		pathonly(path), path, why);
+}
+
+/* ---- client ---------------------------------------------------------- */
+
+struct kube *
+kube_new(struct kc_config *cfg)
+{
+	struct kube *k = ecalloc(1, sizeof *k);
+
+	if (curl_users++ == 0 && curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		err_die(HAZ_FAIL, "curl_global_init failed");
+	k->cfg = cfg;
+	k->timeout_ms = 30000;
+	k->h = curl_easy_init();
+	if (!k->h)
+		err_die(HAZ_FAIL, "curl_easy_init failed");
+	return k;
+}
+
+void
+kube_free(struct kube *k)
+{
+	if (!k)
+		return;
+	curl_easy_cleanup(k->h);
+	json_decref(k->resources);
+	free(k);
+	if (--curl_users == 0)
+		curl_global_cleanup();
+}
+
+const char *
+kube_server(const struct kube *k)
+{
+	return k->cfg->server;
+}
+
+void
+kube_set_timeout(struct kube *k, long ms)
+{
+	k->timeout_ms = ms;
+}
+
+void
+kube_set_deadline(struct kube *k, double seconds)
+{
+	k->deadline = seconds > 0 ? monotonic() + seconds : 0;
+}
+
+double
+kube_seconds_left(const struct kube *k)
+{
+	return k->deadline ? k->deadline - monotonic() : 1e18;
+}
+
+char *
+kube_url(const struct kube *k, const char *path)
+{
+	return easprintf("%s%s", k->cfg->server, path);
+}
+
+static void
+setblob(CURL *h, CURLoption opt, const struct kc_blob *b)
+{
+	struct curl_blob blob;
+
+	if (!b->data)
+		return;
+	blob.data = b->data;
+	blob.len = b->len;
+	blob.flags = CURL_BLOB_NOCOPY;
+	curl_easy_setopt(h, opt, &blob);
+}
+
+/* set_tls makes curl verify the server against the configured authority
+ * only (or the system store without one) and present the client
+ * certificate. */
+static void
+set_tls(struct kube *k)
+{
+	struct kc_config *c = k->cfg;
+	long verify = c->insecure ? 0L : 1L;
+
+	curl_easy_setopt(k->h, CURLOPT_SSL_VERIFYPEER, verify);
+	curl_easy_setopt(k->h, CURLOPT_SSL_VERIFYHOST, verify ? 2L : 0L);
+	if (c->ca.data) {
+		curl_easy_setopt(k->h, CURLOPT_CAINFO, NULL);
+		curl_easy_setopt(k->h, CURLOPT_CAPATH, NULL);
+		setblob(k->h, CURLOPT_CAINFO_BLOB, &c->ca);
+	}
+	if (c->cert.data) {
+		curl_easy_setopt(k->h, CURLOPT_SSLCERTTYPE, "PEM");
+		setblob(k->h, CURLOPT_SSLCERT_BLOB, &c->cert);
+	}
+	if (c->key.data) {
+		curl_easy_setopt(k->h, CURLOPT_SSLKEYTYPE, "PEM");
+		setblob(k->h, CURLOPT_SSLKEY_BLOB, &c->key);
+	}
+}
+
+/* prepare resets the handle and sets what every request needs. timeout_ms
+ * 0 means no limit but the deadline. Returns the header list to free
+ * after the transfer, or NULL with e filled when the deadline passed. */
+static struct curl_slist *
+prepare(struct kube *k, const char *method, const char *path,
+	const char *accept, long timeout_ms, struct kube_error *e)
+{
+	struct curl_slist *hdrs = NULL;
+	double left = kube_seconds_left(k);
+	char *url, *auth;
+
+	if (left <= 0) {
+		seterr(e, KUBE_EDEADLINE, 0, "%s %s%.*s: deadline reached",
+			method, k->cfg->server, pathonly(path), path);
+		return NULL;
+	}
+	if (k->deadline && (timeout_ms == 0 || left * 1000 < timeout_ms))
+		timeout_ms = (long)(left * 1000) + 1;
+	curl_easy_reset(k->h);
+	url = kube_url(k, path);
+	curl_easy_setopt(k->h, CURLOPT_URL, url);
+	free(url);
+	k->errbuf[0] = '\0';
+	curl_easy_setopt(k->h, CURLOPT_ERRORBUFFER, k->errbuf);
+	curl_easy_setopt(k->h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(k->h, CURLOPT_USERAGENT, "k8shazgpu/" HAZ_VERSION);
+	curl_easy_setopt(k->h, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
+	curl_easy_setopt(k->h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPIDLE, 30L);
+	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPINTVL, 10L);
+	curl_easy_setopt(k->h, CURLOPT_PROTOCOLS_STR, "https,http");
+	set_tls(k);
+	hdrs = curl_slist_append(hdrs, accept);
+	kc_refresh_token(k->cfg);
+	if (k->cfg->token) {
+		auth = easprintf("Authorization: Bearer %s", k->cfg->token);
+		hdrs = curl_slist_append(hdrs, auth);
+		memset(auth, 0, strlen(auth));
+		free(auth);
+	}
+	if (!hdrs)
+		err_die(HAZ_FAIL, "curl_slist_append failed");
+	curl_easy_setopt(k->h, CURLOPT_HTTPHEADER, hdrs);
+	if (strcmp(method, "GET") == 0)
+		curl_easy_setopt(k->h, CURLOPT_HTTPGET, 1L);
+	else if (strcmp(method, "POST") != 0)
+		curl_easy_setopt(k->h, CURLOPT_CUSTOMREQUEST, method);
+	return hdrs;
+}
+
+/* ---- plain requests -------------------------------------------------- */
+
+struct buf {
+	char *p;
+	size_t len, cap, max;
+	int over;  /* more than max bytes were offered */
+};
+
+static void
+buf_add(struct buf *b, const char *p, size_t n)
+{
+	if (b->len + n > b->max) {
+		b->over = 1;
+		n = b->max - b->len;
+	}
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = erealloc(b->p, b->cap);
+	}
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static size_t
+collect(char *p, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+
+	buf_add(b, p, size * n);
+	return b->over ? 0 : size * n;
+}
+
+/* request sends one request with an optional JSON body and decodes the
+ * JSON answer. */
+static json_t *
+request(struct kube *k, const char *method, const char *path,
+	const char *accept, const char *ctype, const json_t *body,
+	struct kube_error *e)
+{
+	struct buf b = {.max = BODY_MAX_BYTES};
+	struct curl_slist *hdrs;
+	char *payload = NULL, *ct = NULL;
+	json_t *out = NULL;
+	json_error_t jerr;
+	CURLcode rc;
+	long code = 0;
+
+	memset(e, 0, sizeof *e);
+	if (!(hdrs = prepare(k, method, path, accept, k->timeout_ms, e)))
+		return NULL;
+	if (body) {
+		payload = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (!payload)
+			err_die(HAZ_FAIL, "json_dumps failed");
+		ct = easprintf("Content-Type: %s", ctype);
+		hdrs = curl_slist_append(hdrs, ct);
+		curl_easy_setopt(k->h, CURLOPT_HTTPHEADER, hdrs);
+		curl_easy_setopt(k->h, CURLOPT_POSTFIELDS, payload);
+		curl_easy_setopt(k->h, CURLOPT_POSTFIELDSIZE_LARGE,
+			(curl_off_t)strlen(payload));
+	}
+	curl_easy_setopt(k->h, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(k->h, CURLOPT_WRITEDATA, &b);
+	rc = curl_easy_perform(k->h);
+	curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &code);
+	if (b.over)
+		seterr(e, KUBE_EBADDATA, code, "%s %.*s: answer larger than %ld bytes",
+			method, pathonly(path), path, BODY_MAX_BYTES);
+	else if (rc != CURLE_OK)
+		transport_error(k, rc, method, path, e);
+	else if (code < 200 || code > 299)
+		http_error(e, code, method, path, b.p, b.len);
+	else if (!(out = json_loadb(b.p ? b.p : "", b.len, 0, &jerr)))
+		seterr(e, KUBE_EBADDATA, code, "%s %.*s: invalid JSON answer: %s",
+			method, pathonly(path), path, jerr.text);
+	curl_slist_free_all(hdrs);
+	free(payload);
+	free(ct);
+	free(b.p);
+	return out;
+}
+
+json_t *
+kube_request(struct kube *k, const char *method, const char *path,
+	const char *content_type, const json_t *body, struct kube_error *e)
+{
+	return request(k, method, path, json_accept,
+		content_type ? content_type : "application/json", body, e);
+}
+
+json_t *
+kube_get(struct kube *k, const char *path, struct kube_error *e)
+{
+	return kube_request(k, "GET", path, NULL, NULL, e);
+}
+
+json_t *
+kube_create(struct kube *k, const char *path, const json_t *obj,
+	struct kube_error *e)
+{
+	return kube_request(k, "POST", path, NULL, obj, e);
+}
+
+json_t *
+kube_replace(struct kube *k, const char *path, const json_t *obj,
+	struct kube_error *e)
+{
+	return kube_request(k, "PUT", path, NULL, obj, e);
+}
+
+json_t *
+kube_patch(struct kube *k, const char *path, enum kube_patch type,
+	const json_t *patch, struct kube_error *e)
+{
+	static const char *const ctype[] = {
+		[KUBE_PATCH_MERGE] = "application/merge-patch+json",
+		[KUBE_PATCH_JSON] = "application/json-patch+json",
+		[KUBE_PATCH_STRATEGIC] = "application/strategic-merge-patch+json",
+	};
+
+	return kube_request(k, "PATCH", path, ctype[type], patch, e);
+}
+
+json_t *
+kube_apply(struct kube *k, const char *path, const json_t *obj,
+	const char *field_manager, int force, struct kube_error *e)
+{
+	char *p = estrdup(path);
+	json_t *out;
+
+	kube_query(&p, "fieldManager", field_manager);
+	if (force)
+		kube_query(&p, "force", "true");
+	out = kube_request(k, "PATCH", p, "application/apply-patch+yaml", obj,
+		e);
+	free(p);
+	return out;
+}
+
+json_t *
+kube_delete(struct kube *k, const char *path, const char *uid,
+	const char *resource_version, struct kube_error *e)
+{
+	json_t *opts = json_pack("{s:s, s:s}", "apiVersion", "v1", "kind",
+		"DeleteOptions");
+	json_t *pre = json_object(), *out;
+
+	if (uid)
+		json_object_set_new(pre, "uid", json_string(uid));
+	if (resource_version)
+		json_object_set_new(pre, "resourceVersion",
+			json_string(resource_version));
+	if (json_object_size(pre))
+		json_object_set(opts, "preconditions", pre);
+	json_decref(pre);
+	out = kube_request(k, "DELETE", path, NULL, opts, e);
+	json_decref(opts);
+	return out;
+}
+
+/* ---- lists ----------------------------------------------------------- */
+
+/* typed returns item with apiVersion and kind first, as a watch event
+ * carries them; list items lack them. */
+static json_t *
+typed(json_t *item, const char *api_version, const char *kind)
+{
+	json_t *out;
+
+	if (!json_is_object(item) || json_object_get(item, "kind") ||
+		!api_version || !kind)
+		return json_incref(item);
+	out = json_pack("{s:s, s:s}", "apiVersion", api_version, "kind", kind);
+	json_object_update(out, item);
+	return out;
+}
+
+/* add_page appends the items of page to all; returns the continue token
+ * (borrowed from page) or NULL. */
+static const char *
+add_page(json_t *page, json_t *all, char **rv)
+{
+	json_t *meta = json_object_get(page, "metadata"), *item;
+	const char *lkind = json_string_value(json_object_get(page, "kind"));
+	const char *api = json_string_value(json_object_get(page, "apiVersion"));
+	const char *cont, *v;
+	char *kind = NULL;
+	size_t i, n;
+
+	if (lkind && (n = strlen(lkind)) > 4 && strcmp(lkind + n - 4, "List") == 0)
+		kind = easprintf("%.*s", (int)(n - 4), lkind);
+	json_array_foreach(json_object_get(page, "items"), i, item)
+		json_array_append_new(all, typed(item, api, kind));
+	free(kind);
+	if ((v = json_string_value(json_object_get(meta, "resourceVersion")))) {
+		free(*rv);
+		*rv = estrdup(v);
+	}
+	cont = json_string_value(json_object_get(meta, "continue"));
+	return cont && *cont ? cont : NULL;
+}
+
+int
+kube_list(struct kube *k, const char *path, long limit, json_t **items,
+	char **rv, struct kube_error *e)
+{
+	json_t *all = json_array(), *page = NULL;
+	const char *cont = NULL;
+	char *p, num[32];
+
+	*items = NULL;
+	*rv = NULL;
+	do {
+		p = estrdup(path);
+		if (limit > 0) {
+			snprintf(num, sizeof num, "%ld", limit);
+			kube_query(&p, "limit", num);
+		}
+		if (cont)
+			kube_query(&p, "continue", cont);
+		json_decref(page);
+		page = kube_get(k, p, e);
+		free(p);
+		if (!page) {
+			json_decref(all);
+			free(*rv);
+			*rv = NULL;
+			return -1;
+		}
+		cont = add_page(page, all, rv);
+	} while (cont);
+	json_decref(page);
+	if (!*rv)
+		*rv = estrdup("");
+	*items = all;
+	return 0;
+}
+
+/* ---- streams --------------------------------------------------------- */
+
+struct stream {
+	struct kube *k;
+	kube_line_fn *fn;
+	void *arg;
+	struct kube_error *e;
+	const char *path;
+	struct buf line;     /* the line being gathered */
+	struct buf errbody;  /* the body of a non-2xx answer */
+	long long offset;    /* body offset of line.p[0] */
+	long lineno;
+	long code;
+	int stopped;         /* fn asked to stop, or a line was too long */
+};
+
+/* deliver passes the gathered line to fn. Returns 0 to go on. */
+static int
+deliver(struct stream *s)
+{
+	size_t n = s->line.len;
+	int stop;
+
+	if (n && s->line.p[n - 1] == '\r')
+		s->line.p[--n] = '\0';
+	if (!s->line.p)
+		buf_add(&s->line, "", 0);
+	stop = s->fn(s->line.p, n, s->offset, ++s->lineno, s->arg, s->e);
+	s->offset += (long long)s->line.len + 1;
+	s->line.len = 0;
+	s->line.p[0] = '\0';
+	return stop;
+}
+
+static size_t
+stream_write(char *p, size_t size, size_t n, void *arg)
+{
+	struct stream *s = arg;
+	size_t total = size * n, left = total, chunk;
+	char *nl;
+
+	if (!s->code)
+		curl_easy_getinfo(s->k->h, CURLINFO_RESPONSE_CODE, &s->code);
+	if (s->code < 200 || s->code > 299) {
+		buf_add(&s->errbody, p, total);
+		return total;
+	}
+	while (left) {
+		nl = memchr(p, '\n', left);
+		chunk = nl ? (size_t)(nl - p) : left;
+		buf_add(&s->line, p, chunk);
+		if (s->line.over) {
+			seterr(s->e, KUBE_EBADDATA, s->code,
+				"GET %s%s: line %ld at byte %lld longer than %ld bytes",
+				s->k->cfg->server, s->path, s->lineno + 1, s->offset,
+				LINE_MAX_BYTES);
+			s->stopped = 1;
+			return 0;
+		}
+		if (!nl)
+			break;
+		if (deliver(s) != 0) {
+			s->stopped = 1;
+			return 0;
+		}
+		p += chunk + 1;
+		left -= chunk + 1;
+	}
+	return total;
+}
+
+/* stream_end fills e for how the stream ended; returns 0 for a clean end. */
+static int
+stream_end(struct stream *s, CURLcode rc)
+{
+	if (s->stopped) {
+		if (s->e->kind == KUBE_OK)
+			seterr(s->e, KUBE_ESTOPPED, s->code, "stopped");
+		return -1;
+	}
+	if (rc != CURLE_OK) {
+		transport_error(s->k, rc, "GET", s->path, s->e);
+		return -1;
+	}
+	if (!s->code)
+		curl_easy_getinfo(s->k->h, CURLINFO_RESPONSE_CODE, &s->code);
+	if (s->code < 200 || s->code > 299) {
+		http_error(s->e, s->code, "GET", s->path, s->errbody.p,
+			s->errbody.len);
+		return -1;
+	}
+	if (s->line.len) {
+		seterr(s->e, KUBE_EBADDATA, s->code,
+			"GET %s%s: truncated line %ld at byte %lld",
+			s->k->cfg->server, s->path, s->lineno + 1, s->offset);
+		return -1;
+	}
+	return 0;
+}
+
+int
+kube_stream(struct kube *k, const char *path, kube_line_fn *fn, void *arg,
+	struct kube_error *e)
+{
+	struct stream s = {.k = k, .fn = fn, .arg = arg, .e = e, .path = path};
+	struct curl_slist *hdrs;
+	CURLcode rc;
+	int ret;
+
+	memset(e, 0, sizeof *e);
+	s.line.max = LINE_MAX_BYTES;
+	s.errbody.max = ERRBODY_MAX;
+	if (!(hdrs = prepare(k, "GET", path, json_accept, 0, e)))
+		return -1;
+	curl_easy_setopt(k->h, CURLOPT_WRITEFUNCTION, stream_write);
+	curl_easy_setopt(k->h, CURLOPT_WRITEDATA, &s);
+	rc = curl_easy_perform(k->h);
+	curl_slist_free_all(hdrs);
+	ret = stream_end(&s, rc);
+	free(s.line.p);
+	free(s.errbody.p);
+	return ret;
+}
+
+/* ---- paths ----------------------------------------------------------- */
+
+char *
+kube_escape(const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	char *out = emalloc(strlen(s) * 3 + 1), *o = out;
+	unsigned char c;
+
+	for (; (c = (unsigned char)*s); s++) {
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+			(c >= '0' && c <= '9') || strchr("-._~", c)) {
+			*o++ = (char)c;
+			continue;
+		}
+		*o++ = '%';
+		*o++ = hex[c >> 4];
+		*o++ = hex[c & 15];
+	}
+	*o = '\0';
+	return out;
+}
+
+void
+kube_query(char **path, const char *key, const char *value)
+{
+	char *v = kube_escape(value), *k = kube_escape(key);
+	char *p = easprintf("%s%c%s=%s", *path, strchr(*path, '?') ? '&' : '?',
+		k, v);
+
+	free(v);
+	free(k);
+	free(*path);
+	*path = p;
+}
+
+char *
+kube_path(const struct kube_resource *r, const char *ns, const char *name)
+{
+	char *gv, *nsp = NULL, *np = NULL, *out, *e;
+
+	gv = *r->group ? easprintf("/apis/%s/%s", r->group, r->version)
+		       : easprintf("/api/%s", r->version);
+	if (r->namespaced && ns) {
+		e = kube_escape(ns);
+		nsp = easprintf("/namespaces/%s", e);
+		free(e);
+	}
+	if (name) {
+		e = kube_escape(name);
+		np = easprintf("/%s", e);
+		free(e);
+	}
+	out = easprintf("%s%s/%s%s", gv, nsp ? nsp : "", r->resource,
+		np ? np : "");
+	free(gv);
+	free(nsp);
+	free(np);
+	return out;
+}
+
+/* ---- discovery ------------------------------------------------------- */
+
+/* Discovery is flattened into k->resources, an array in preference order
+ * (core first, then groups as /apis lists them, preferred version first)
+ * of {group, version, resource, singular, kind, namespaced, short[]}. */
+
+static const char *
+str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static void
+add_resource(json_t *list, const char *group, const char *version,
+	const json_t *r, const char *resource, const char *singular,
+	const char *kind, int namespaced)
+{
+	json_t *shorts = json_object_get(r, "shortNames");
+
+	if (!resource || strchr(resource, '/'))
+		return;
+	shorts = json_is_array(shorts) ? json_incref(shorts) : json_array();
+	json_array_append_new(list,
+		json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o}", "group", group,
+			"version", version, "resource", resource, "singular",
+			singular ? singular : "", "kind", kind ? kind : "",
+			"namespaced", namespaced, "short", shorts));
+}
+
+/* add_plain adds the resources of an APIResourceList. */
+static void
+add_plain(json_t *list, const char *group, const char *version,
+	const json_t *doc)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "resources"), i, r)
+		add_resource(list, group, version, r, str(r, "name"),
+			str(r, "singularName"), str(r, "kind"),
+			json_is_true(json_object_get(r, "namespaced")));
+}
+
+/* add_aggregated adds every resource of an APIGroupDiscoveryList. */
+static void
+add_aggregated(json_t *list, const json_t *doc)
+{
+	json_t *g, *v, *r;
+	const char *group, *version;
+	size_t i, j, l;
+
+	json_array_foreach(json_object_get(doc, "items"), i, g) {
+		group = str(json_object_get(g, "metadata"), "name");
+		json_array_foreach(json_object_get(g, "versions"), j, v) {
+			if (!(version = str(v, "version")))
+				continue;
+			json_array_foreach(json_object_get(v, "resources"), l, r)
+				add_resource(list, group ? group : "", version, r,
+					str(r, "resource"), str(r, "singularResource"),
+					str(json_object_get(r, "responseKind"), "kind"),
+					!strcmp(str(r, "scope") ? str(r, "scope") : "",
+						"Namespaced"));
+		}
+	}
+}
+
+static int
+is_aggregated(const json_t *doc)
+{
+	const char *kind = str(doc, "kind");
+
+	return kind && strcmp(kind, "APIGroupDiscoveryList") == 0;
+}
+
+/* add_groupversion adds the resources of /api/VERSION or
+ * /apis/GROUP/VERSION. */
+static int
+add_groupversion(struct kube *k, json_t *list, const char *group,
+	const char *version, struct kube_error *e)
+{
+	char *g = kube_escape(group), *v = kube_escape(version), *path;
+	json_t *doc;
+
+	path = *group ? easprintf("/apis/%s/%s", g, v) : easprintf("/api/%s", v);
+	doc = request(k, "GET", path, json_accept, NULL, NULL, e);
+	free(path);
+	free(g);
+	free(v);
+	if (!doc)
+		return -1;
+	add_plain(list, group, version, doc);
+	json_decref(doc);
+	return 0;
+}
+
+/* add_root adds what /api or /apis lists: all of it in one document when
+ * the server aggregates discovery, else the preferred version of each
+ * group, one request each (a group that fails to answer is left out). */
+static int
+add_root(struct kube *k, json_t *list, const char *root, struct kube_error *e)
+{
+	json_t *doc = request(k, "GET", root, disc_accept, NULL, NULL, e), *x;
+	struct kube_error ge;
+	const char *name, *pv;
+	size_t i;
+	int ret = 0;
+
+	if (!doc)
+		return -1;
+	if (is_aggregated(doc))
+		add_aggregated(list, doc);
+	json_array_foreach(json_object_get(doc, "versions"), i, x)
+		if ((pv = json_string_value(x)) &&
+			(ret = add_groupversion(k, list, "", pv, e)) < 0)
+			break;
+	json_array_foreach(json_object_get(doc, "groups"), i, x) {
+		name = str(x, "name");
+		pv = str(json_object_get(x, "preferredVersion"), "version");
+		if (name && pv && add_groupversion(k, list, name, pv, &ge) < 0 &&
+			ge.kind == KUBE_ETEMP && ge.status == 0) {
+			*e = ge;
+			ret = -1;
+			break;
+		}
+	}
+	json_decref(doc);
+	return ret;
+}
+
+static int
+load_discovery(struct kube *k, struct kube_error *e)
+{
+	json_t *list = json_array();
+
+	if (add_root(k, list, "/api", e) < 0 ||
+		add_root(k, list, "/apis", e) < 0) {
+		json_decref(list);
+		return -1;
+	}
+	k->resources = list;
+	return 0;
+}
+
+/* base_matches says whether name is one of r's names: plural, singular,
+ * kind or a short name. */
+static int
+base_matches(const json_t *r, const char *name, size_t len)
+{
+	const char *keys[] = {"resource", "singular", "kind"}, *v;
+	json_t *s;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if ((v = str(r, keys[i])) && *v && strlen(v) == len &&
+			strncasecmp(v, name, len) == 0)
+			return 1;
+	json_array_foreach(json_object_get(r, "short"), i, s)
+		if ((v = json_string_value(s)) && strlen(v) == len &&
+			strncasecmp(v, name, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* matches accepts NAME, NAME.GROUP and NAME.VERSION.GROUP. */
+static int
+matches(const json_t *r, const char *name)
+{
+	const char *dot = strchr(name, '.'), *group = str(r, "group");
+	const char *version = str(r, "version");
+	size_t vl = strlen(version);
+
+	if (!dot)
+		return base_matches(r, name, strlen(name));
+	if (!base_matches(r, name, (size_t)(dot - name)) || !*group)
+		return 0;
+	dot++;
+	if (strcmp(dot, group) == 0)
+		return 1;
+	return strncmp(dot, version, vl) == 0 && dot[vl] == '.' &&
+		strcmp(dot + vl + 1, group) == 0;
+}
+
+static void
+fill(struct kube_resource *r, const json_t *d)
+{
+	r->group = estrdup(str(d, "group"));
+	r->version = estrdup(str(d, "version"));
+	r->resource = estrdup(str(d, "resource"));
+	r->kind = estrdup(str(d, "kind"));
+	r->namespaced = json_is_true(json_object_get(d, "namespaced"));
+}
+
+/* resolve_explicit handles "GROUP/VERSION/RESOURCE" and
+ * "VERSION/RESOURCE" (core) by asking that group version alone. */
+static int
+resolve_explicit(struct kube *k, const char *name, struct kube_resource *r,
+	struct kube_error *e)
+{
+	const char *s1 = strchr(name, '/'), *s2 = strchr(s1 + 1, '/');
+	char *group, *version;
+	const char *res;
+	json_t *list = json_array(), *d;
+	size_t i;
+	int ret = -1;
+
+	group = s2 ? easprintf("%.*s", (int)(s1 - name), name) : estrdup("");
+	version = s2 ? easprintf("%.*s", (int)(s2 - s1 - 1), s1 + 1)
+		     : easprintf("%.*s", (int)(s1 - name), name);
+	res = s2 ? s2 + 1 : s1 + 1;
+	if (add_groupversion(k, list, group, version, e) == 0) {
+		json_array_foreach(list, i, d) {
+			if (base_matches(d, res, strlen(res))) {
+				fill(r, d);
+				ret = 0;
+				break;
+			}
+		}
+	} else if (e->status != 404) {
+		ret = -2;
+	}
+	json_decref(list);
+	free(group);
+	free(version);
+	return ret;
+}
+
+static int
+slashes(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '/';
+	return n;
+}
+
+int
+kube_resolve(struct kube *k, const char *name, struct kube_resource *r,
+	struct kube_error *e)
+{
+	const char *s1 = strchr(name, '/');
+	json_t *d;
+	size_t i;
+	int ret;
+
+	memset(r, 0, sizeof *r);
+	memset(e, 0, sizeof *e);
+	if (s1 && slashes(name) <= 2) {
+		if ((ret = resolve_explicit(k, name, r, e)) == 0)
+			return 0;
+		if (ret == -2)
+			return -1;
+	} else if (!s1) {
+		if (!k->resources && load_discovery(k, e) < 0)
+			return -1;
+		json_array_foreach(k->resources, i, d) {
+			if (matches(d, name)) {
+				fill(r, d);
+				return 0;
+			}
+		}
+	}
+	seterr(e, KUBE_ENORES, 404, "no resource \"%s\" on %s", name,
+		k->cfg->server);
+	return -1;
+}
+
+void
+kube_resource_free(struct kube_resource *r)
+{
+	free(r->group);
+	free(r->version);
+	free(r->resource);
+	free(r->kind);
+	memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,108 @@
+/* smi: parse the output of
+ *
+ *   nvidia-smi --query-gpu=<SMI columns> --format=csv,noheader,nounits
+ *   nvidia-smi -L
+ *
+ * into an inventory of GPUs and their MIG devices.
+ *
+ * CSV values are trimmed. "[N/A]", "N/A" and "[Not Supported]" mean the
+ * GPU cannot say: the value becomes null with one warning (none for
+ * mig.mode.current, where it means no MIG support: false). "ERR!",
+ * "[Unknown Error]" and any other "[...]" are error states: null, a
+ * warning, and a fault kept for the health check. Lines may lack trailing
+ * columns (captures from older drivers): those become null with one
+ * warning per line. A line that is garbage (too few or too many columns, a
+ * number that is not one, a missing index or uuid, a duplicate) or
+ * truncated (the last line without its newline) is reported with its
+ * source and line number and yields no GPU; inv->failed is set.
+ *
+ * Power readings are rounded to whole watts. */
+#ifndef HAZ_SMI_H
+#define HAZ_SMI_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+enum smi_col {
+	SMI_INDEX,
+	SMI_UUID,
+	SMI_NAME,
+	SMI_BUS_ID,
+	SMI_MEM_TOTAL,
+	SMI_MEM_USED,
+	SMI_UTIL,
+	SMI_TEMP,
+	SMI_POWER,
+	SMI_POWER_LIMIT,
+	SMI_ECC,
+	SMI_DRIVER,
+	SMI_MIG_MODE,
+	SMI_COMPUTE_CAP,
+	SMI_NCOLS,
+	SMI_MIN_COLS = SMI_MEM_TOTAL + 1, /* fewer is a truncated line */
+};
+
+struct smi_colspec {
+	const char *field; /* nvidia-smi query field, e.g. "memory.total" */
+	const char *key;   /* gpu record key it fills, e.g. "memory_mib" */
+	char type;         /* 'i' integer, 'w' watts, 's' string, 'm' MIG mode */
+};
+
+/* The query columns, in order. */
+extern const struct smi_colspec smi_cols[SMI_NCOLS];
+
+struct smi_mig {
+	char *profile; /* as listed, e.g. "1c.3g.40gb" */
+	char *uuid;    /* "MIG-..." */
+	int device;    /* N of "Device N" */
+	int gi, ci;    /* from "MIG-GPU-<uuid>/GI/CI" UUIDs; else -1 */
+};
+
+struct smi_gpu {
+	long line;                /* line of the CSV source, from 1 */
+	json_t *val[SMI_NCOLS];   /* owned: parsed value or json null */
+	char *fault[SMI_NCOLS];   /* owned: text of an error state, or NULL */
+	int listed;               /* seen on a GPU line of the -L output */
+	struct smi_mig *migs;     /* owned: MIG devices from -L, in order */
+	size_t nmig;
+};
+
+struct smi_inv {
+	struct smi_gpu *gpus; /* owned, in CSV order */
+	size_t ngpus;
+	int quiet;  /* set by the caller: no warnings for unavailable values */
+	int listed; /* set once some -L output was parsed */
+	int failed; /* set once any line was bad */
+};
+
+/* smi_query_arg returns the "--query-gpu=..." argument naming smi_cols. */
+const char *smi_query_arg(void);
+
+/* smi_parse_csv parses buf (len bytes, NUL-terminated) from src (a name
+ * for messages) and appends one GPU per good line to inv. Returns 0, or
+ * -1 when some line was bad (warned; inv->failed set). */
+int smi_parse_csv(struct smi_inv *inv, const char *src, const char *buf,
+	size_t len);
+
+/* smi_parse_list parses `nvidia-smi -L` output and attaches its MIG
+ * devices to the GPUs of inv with the same UUID. Returns 0, or -1 when
+ * some line was bad or named an unknown GPU (warned; inv->failed set). */
+int smi_parse_list(struct smi_inv *inv, const char *src, const char *buf,
+	size_t len);
+
+/* smi_mig_enabled returns 1 when g reports MIG mode Enabled. */
+int smi_mig_enabled(const struct smi_gpu *g);
+
+/* smi_any_mig returns 1 when some GPU of inv has MIG mode enabled. */
+int smi_any_mig(const struct smi_inv *inv);
+
+/* smi_faults returns a new array of reasons (strings) why nvidia-smi
+ * shows g in an error state: fields in an error state, or MIG enabled
+ * but g absent from the -L output that was parsed. Caller owns it. */
+json_t *smi_faults(const struct smi_inv *inv, const struct smi_gpu *g);
+
+/* smi_free releases everything inv holds and zeroes it. */
+void smi_free(struct smi_inv *inv);
+
+#endif

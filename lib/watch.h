@@ -1,0 +1,51 @@
+/* watch: list then watch one collection, emitting every change once.
+ *
+ * The watcher keeps, per object uid, its namespace/name, resourceVersion
+ * and last state. It watches from the resourceVersion of what it last
+ * saw (events and bookmarks), so a dropped connection or an API server
+ * restart loses and repeats nothing. When the server no longer has that
+ * version (410 Gone, as an HTTP status or a watch ERROR event), it lists
+ * again and emits the difference: ADDED for new objects, MODIFIED for a
+ * changed resourceVersion, DELETED (with the last state seen) for objects
+ * gone. A line of the stream that is not a watch event is reported with
+ * its URL, line number and byte offset, and the watch resumes. */
+#ifndef HAZ_WATCH_H
+#define HAZ_WATCH_H
+
+#include <jansson.h>
+
+#include "kube.h"
+
+struct watch_opts {
+	const char *path;           /* collection path, no query */
+	const char *label_selector; /* or NULL */
+	const char *field_selector; /* or NULL */
+	long page_limit;            /* list page size; 0: no paging */
+	double give_up;             /* seconds of failed reconnects tolerated */
+	int verbose;                /* say on stderr when (re)connecting */
+};
+
+/* watch_emit_fn gets each event; obj is borrowed. Nonzero stops. */
+typedef int watch_emit_fn(const char *type, json_t *obj, void *arg);
+
+struct watch;
+
+struct watch *watch_new(struct kube *k, const struct watch_opts *o,
+	watch_emit_fn *fn, void *arg);
+void watch_free(struct watch *w);
+
+/* watch_list lists the collection once and emits the difference from
+ * what was emitted before (at first: ADDED for every item). Returns 0,
+ * or -1 with e filled (one attempt, no retry). */
+int watch_list(struct watch *w, struct kube_error *e);
+
+/* watch_run watches from the last list or event, retrying with backoff.
+ * Returns 0 when the emit function stopped it, else -1 with e filled:
+ * KUBE_EDEADLINE when the kube deadline passed, KUBE_ETEMP when the
+ * server stayed unreachable longer than give_up, or a permanent error. */
+int watch_run(struct watch *w, struct kube_error *e);
+
+/* watch_bad returns how many unusable stream lines were met. */
+long watch_bad(const struct watch *w);
+
+#endif

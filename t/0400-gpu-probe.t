@@ -1,0 +1,477 @@
+#!/bin/sh
+# gpu-probe: captured nvidia-smi output replayed into exact gpu records;
+# live runs against a fake nvidia-smi that logs its calls (one --query-gpu
+# per probe, -L only with MIG), its time limit and absence; simulated
+# topologies; health thresholds and recovery; options.
+. "$(dirname "$0")/lib.sh"
+
+cp "$FIXTURES"/gpu-probe/* . || exit 1
+
+# probe ARGS: the records, then "exit N", then the messages.
+probe() {
+	gpu-probe -N node1 "$@" 2>err
+	echo "exit $?"
+	cat err
+}
+
+# pj FILTER ARGS: probe, with the records through jq -c FILTER.
+pj() {
+	filter=$1
+	shift
+	gpu-probe -N node1 "$@" >records 2>err
+	st=$?
+	jq -c "$filter" records
+	echo "exit $st"
+	cat err
+}
+
+# A fake nvidia-smi: logs its arguments, prints $FAKE_CSV for --query-gpu
+# and $FAKE_LIST for -L, exits $FAKE_EXIT.
+cat >fake-smi <<'EOF'
+#!/bin/sh
+echo "$*" >>"$FAKE_LOG"
+case $1 in
+--query-gpu=*) cat "$FAKE_CSV" ;;
+-L) cat "$FAKE_LIST" ;;
+esac
+exit "${FAKE_EXIT:-0}"
+EOF
+printf '#!/bin/sh\nsleep 30 &\nwait\n' >slow-smi
+printf '#!/bin/sh\nkill -9 $$\n' >dying-smi
+chmod +x fake-smi slow-smi dying-smi
+FAKE_LOG=$SCRATCH/smi.log
+export FAKE_LOG
+
+QUERY='--query-gpu=index,uuid,name,pci.bus_id,memory.total,memory.used,utilization.gpu,temperature.gpu,power.draw,power.limit,ecc.errors.uncorrected.volatile.total,driver_version,mig.mode.current,compute_cap --format=csv,noheader,nounits'
+
+# ---- replay ----
+
+check_output 'replay: 8 whole H100s' 'probe -r h100x8.csv' <<'EOF'
+{"kind":"gpu","node":"node1","index":0,"uuid":"GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1100","name":"NVIDIA H100 80GB HBM3","product":"NVIDIA-H100-80GB-HBM3","memory_mib":81559,"memory_used_mib":1,"util_pct":0,"temp_c":31,"power_w":70,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:18:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":1,"uuid":"GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101","name":"NVIDIA H100 80GB HBM3","product":"NVIDIA-H100-80GB-HBM3","memory_mib":81559,"memory_used_mib":78112,"util_pct":97,"temp_c":63,"power_w":612,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:2A:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":2,"uuid":"GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1102","name":"NVIDIA H100 80GB HBM3","product":"NVIDIA-H100-80GB-HBM3","memory_mib":81559,"memory_used_mib":1,"util_pct":0,"temp_c":30,"power_w":70,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:3A:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":3,"uuid":"GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1103","name":"NVIDIA H100 80GB HBM3","product":"NVIDIA-H100-80GB-HBM3","memory_mib":81559,"memory_used_mib":40211,"util_pct":45,"temp_c":52,"power_w":389,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:5D:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":4,"uuid":"GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1104","name":"NVIDIA H100 80GB HBM3","product":"NVIDIA-H100-80GB-HBM3","memory_mib":81559,"memory_used_mib":1,"util_pct":0,"temp_c":29,"power_w":69,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:9A:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":5,"uuid":"GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1105","name":"NVIDIA H100 80GB HBM3","product":"NVIDIA-H100-80GB-HBM3","memory_mib":81559,"memory_used_mib":1,"util_pct":0,"temp_c":32,"power_w":71,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:AB:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":6,"uuid":"GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1106","name":"NVIDIA H100 80GB HBM3","product":"NVIDIA-H100-80GB-HBM3","memory_mib":81559,"memory_used_mib":1,"util_pct":0,"temp_c":31,"power_w":70,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:BA:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":7,"uuid":"GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1107","name":"NVIDIA H100 80GB HBM3","product":"NVIDIA-H100-80GB-HBM3","memory_mib":81559,"memory_used_mib":1,"util_pct":0,"temp_c":30,"power_w":70,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:DB:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+exit 0
+EOF
+
+check_output 'replay: 4 H200s in MIG, 3 x 2g.20gb + 1g.10gb each; [N/A] utilization warned once per line' \
+	'probe -r h200-mig.csv -m h200-mig.list' <<'EOF'
+{"kind":"gpu","node":"node1","index":0,"uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2000","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":71680,"memory_used_mib":88,"util_pct":null,"temp_c":34,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:19:00.0","mig_enabled":true,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":0,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d000","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":34,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:19:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2000","device":0,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":0,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d011","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":34,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:19:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2000","device":1,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":0,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d022","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":34,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:19:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2000","device":2,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":0,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d033","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":10240,"memory_used_mib":null,"util_pct":null,"temp_c":34,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:19:00.0","mig_enabled":true,"mig":{"profile":"1g.10gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2000","device":3,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":1,"uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2001","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":71680,"memory_used_mib":88,"util_pct":null,"temp_c":35,"power_w":121,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:3B:00.0","mig_enabled":true,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":1,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d100","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":35,"power_w":121,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:3B:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2001","device":0,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":1,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d111","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":35,"power_w":121,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:3B:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2001","device":1,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":1,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d122","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":35,"power_w":121,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:3B:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2001","device":2,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":1,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d133","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":10240,"memory_used_mib":null,"util_pct":null,"temp_c":35,"power_w":121,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:3B:00.0","mig_enabled":true,"mig":{"profile":"1g.10gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2001","device":3,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":2,"uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2002","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":71680,"memory_used_mib":88,"util_pct":null,"temp_c":33,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:4C:00.0","mig_enabled":true,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":2,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d200","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":33,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:4C:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2002","device":0,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":2,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d211","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":33,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:4C:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2002","device":1,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":2,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d222","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":33,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:4C:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2002","device":2,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":2,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d233","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":10240,"memory_used_mib":null,"util_pct":null,"temp_c":33,"power_w":118,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:4C:00.0","mig_enabled":true,"mig":{"profile":"1g.10gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2002","device":3,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":3,"uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2003","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":71680,"memory_used_mib":88,"util_pct":null,"temp_c":34,"power_w":119,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:5D:00.0","mig_enabled":true,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":3,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d300","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":34,"power_w":119,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:5D:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2003","device":0,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":3,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d311","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":34,"power_w":119,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:5D:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2003","device":1,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":3,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d322","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":34,"power_w":119,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:5D:00.0","mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2003","device":2,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":3,"uuid":"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d333","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":10240,"memory_used_mib":null,"util_pct":null,"temp_c":34,"power_w":119,"power_limit_w":700,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":null,"compute_cap":"9.0","pci_bus_id":"00000000:5D:00.0","mig_enabled":true,"mig":{"profile":"1g.10gb","parent_uuid":"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2003","device":3,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+exit 0
+gpu-probe: h200-mig.csv:1: utilization.gpu: "[N/A]" read as null
+gpu-probe: h200-mig.csv:2: utilization.gpu: "[N/A]" read as null
+gpu-probe: h200-mig.csv:3: utilization.gpu: "[N/A]" read as null
+gpu-probe: h200-mig.csv:4: utilization.gpu: "[N/A]" read as null
+EOF
+
+check_output 'replay: A100 with a compute-instance split, old-style MIG UUIDs give gi/ci' \
+	'probe -r a100-mig.csv -m a100-mig.list' <<'EOF'
+{"kind":"gpu","node":"node1","index":0,"uuid":"GPU-1e7d4c2b-9a60-3f85-b1d4-2e8c7f5a3000","name":"NVIDIA A100-SXM4-80GB","product":"NVIDIA-A100-SXM4-80GB","memory_mib":81920,"memory_used_mib":13,"util_pct":null,"temp_c":36,"power_w":62,"power_limit_w":400,"ecc_errors":0,"driver_version":"460.73.01","cuda_version":null,"compute_cap":"8.0","pci_bus_id":"00000000:07:00.0","mig_enabled":true,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":0,"uuid":"MIG-GPU-1e7d4c2b-9a60-3f85-b1d4-2e8c7f5a3000/1/0","name":"NVIDIA A100-SXM4-80GB","product":"NVIDIA-A100-SXM4-80GB","memory_mib":40960,"memory_used_mib":null,"util_pct":null,"temp_c":36,"power_w":62,"power_limit_w":400,"ecc_errors":0,"driver_version":"460.73.01","cuda_version":null,"compute_cap":"8.0","pci_bus_id":"00000000:07:00.0","mig_enabled":true,"mig":{"profile":"3g.40gb","parent_uuid":"GPU-1e7d4c2b-9a60-3f85-b1d4-2e8c7f5a3000","device":0,"gi":1,"ci":0},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":0,"uuid":"MIG-GPU-1e7d4c2b-9a60-3f85-b1d4-2e8c7f5a3000/2/0","name":"NVIDIA A100-SXM4-80GB","product":"NVIDIA-A100-SXM4-80GB","memory_mib":40960,"memory_used_mib":null,"util_pct":null,"temp_c":36,"power_w":62,"power_limit_w":400,"ecc_errors":0,"driver_version":"460.73.01","cuda_version":null,"compute_cap":"8.0","pci_bus_id":"00000000:07:00.0","mig_enabled":true,"mig":{"profile":"1c.3g.40gb","parent_uuid":"GPU-1e7d4c2b-9a60-3f85-b1d4-2e8c7f5a3000","device":1,"gi":2,"ci":0},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":0,"uuid":"MIG-GPU-1e7d4c2b-9a60-3f85-b1d4-2e8c7f5a3000/2/1","name":"NVIDIA A100-SXM4-80GB","product":"NVIDIA-A100-SXM4-80GB","memory_mib":40960,"memory_used_mib":null,"util_pct":null,"temp_c":36,"power_w":62,"power_limit_w":400,"ecc_errors":0,"driver_version":"460.73.01","cuda_version":null,"compute_cap":"8.0","pci_bus_id":"00000000:07:00.0","mig_enabled":true,"mig":{"profile":"2c.3g.40gb","parent_uuid":"GPU-1e7d4c2b-9a60-3f85-b1d4-2e8c7f5a3000","device":2,"gi":2,"ci":1},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":1,"uuid":"GPU-1e7d4c2b-9a60-3f85-b1d4-2e8c7f5a3001","name":"NVIDIA A100-SXM4-80GB","product":"NVIDIA-A100-SXM4-80GB","memory_mib":81920,"memory_used_mib":4,"util_pct":0,"temp_c":33,"power_w":58,"power_limit_w":400,"ecc_errors":0,"driver_version":"460.73.01","cuda_version":null,"compute_cap":"8.0","pci_bus_id":"00000000:0F:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+exit 0
+gpu-probe: a100-mig.csv:1: utilization.gpu: "[N/A]" read as null
+EOF
+
+check_output 'replay: ERR! and error brackets make a GPU unhealthy; [N/A], padding and spaces are tolerated' \
+	'probe -r error.csv' <<'EOF'
+{"kind":"gpu","node":"node1","index":0,"uuid":"GPU-3f9a2d61-c4e8-4b07-8a15-9d6e0c2b4000","name":"NVIDIA A100-SXM4-40GB","product":"NVIDIA-A100-SXM4-40GB","memory_mib":40960,"memory_used_mib":3,"util_pct":0,"temp_c":35,"power_w":55,"power_limit_w":400,"ecc_errors":0,"driver_version":"535.104.05","cuda_version":null,"compute_cap":"8.0","pci_bus_id":"00000000:07:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":1,"uuid":"GPU-3f9a2d61-c4e8-4b07-8a15-9d6e0c2b4001","name":"NVIDIA A100-SXM4-40GB","product":"NVIDIA-A100-SXM4-40GB","memory_mib":40960,"memory_used_mib":null,"util_pct":null,"temp_c":null,"power_w":null,"power_limit_w":400,"ecc_errors":0,"driver_version":"535.104.05","cuda_version":null,"compute_cap":"8.0","pci_bus_id":"00000000:0F:00.0","mig_enabled":false,"mig":null,"health":"unhealthy","health_reasons":["nvidia-smi reports memory.used as ERR!","nvidia-smi reports utilization.gpu as ERR!","nvidia-smi reports temperature.gpu as ERR!","nvidia-smi reports power.draw as [Unknown Error]"]}
+{"kind":"gpu","node":"node1","index":2,"uuid":"GPU-3f9a2d61-c4e8-4b07-8a15-9d6e0c2b4002","name":"NVIDIA GeForce RTX 3090","product":"NVIDIA-GeForce-RTX-3090","memory_mib":24576,"memory_used_mib":512,"util_pct":12,"temp_c":48,"power_w":104,"power_limit_w":null,"ecc_errors":null,"driver_version":"535.104.05","cuda_version":null,"compute_cap":"8.6","pci_bus_id":"00000000:41:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":3,"uuid":"GPU-3f9a2d61-c4e8-4b07-8a15-9d6e0c2b4003","name":"NVIDIA A100-SXM4-40GB","product":"NVIDIA-A100-SXM4-40GB","memory_mib":40960,"memory_used_mib":0,"util_pct":0,"temp_c":38,"power_w":57,"power_limit_w":400,"ecc_errors":null,"driver_version":"535.104.05","cuda_version":null,"compute_cap":"8.0","pci_bus_id":"00000000:81:00.0","mig_enabled":false,"mig":null,"health":"unhealthy","health_reasons":["nvidia-smi reports ecc.errors.uncorrected.volatile.total as [GPU requires reset]"]}
+exit 0
+gpu-probe: error.csv:2: memory.used: "ERR!": GPU error state, read as null
+gpu-probe: error.csv:2: utilization.gpu: "ERR!": GPU error state, read as null
+gpu-probe: error.csv:2: temperature.gpu: "ERR!": GPU error state, read as null
+gpu-probe: error.csv:2: power.draw: "[Unknown Error]": GPU error state, read as null
+gpu-probe: error.csv:3: power.limit: "[N/A]" read as null
+gpu-probe: error.csv:3: ecc.errors.uncorrected.volatile.total: "[Not Supported]" read as null
+gpu-probe: error.csv:4: ecc.errors.uncorrected.volatile.total: "[GPU requires reset]": GPU error state, read as null
+EOF
+
+check_output 'replay: an older driver without the last columns' \
+	'probe -r old-driver.csv' <<'EOF'
+{"kind":"gpu","node":"node1","index":0,"uuid":"GPU-9b2e7f40-6d13-4c58-a2f9-8e1d3c6b5000","name":"Tesla V100-SXM2-32GB","product":"Tesla-V100-SXM2-32GB","memory_mib":32510,"memory_used_mib":0,"util_pct":0,"temp_c":37,"power_w":43,"power_limit_w":300,"ecc_errors":0,"driver_version":"418.87.01","cuda_version":null,"compute_cap":null,"pci_bus_id":"00000000:15:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":1,"uuid":"GPU-9b2e7f40-6d13-4c58-a2f9-8e1d3c6b5001","name":"Tesla V100-SXM2-32GB","product":"Tesla-V100-SXM2-32GB","memory_mib":32510,"memory_used_mib":16384,"util_pct":88,"temp_c":66,"power_w":251,"power_limit_w":300,"ecc_errors":0,"driver_version":"418.87.01","cuda_version":null,"compute_cap":null,"pci_bus_id":"00000000:16:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+exit 0
+gpu-probe: old-driver.csv:1: no mig.mode.current .. compute_cap columns (older driver?), read as null
+gpu-probe: old-driver.csv:2: no mig.mode.current .. compute_cap columns (older driver?), read as null
+EOF
+
+check_output 'replay: CRLF line ends' 'pj "[.index, .uuid, .temp_c, .health]" -r crlf.csv' <<'EOF'
+[0,"GPU-3f9a2d61-c4e8-4b07-8a15-9d6e0c2b4000",35,"ok"]
+exit 0
+EOF
+
+check_output 'replay: garbage lines are named and skipped, the good ones kept, exit 1' \
+	'probe -r garbage.csv | sed "s/,\"name\".*//"' <<'EOF'
+{"kind":"gpu","node":"node1","index":0,"uuid":"GPU-5c8d1e39-2f74-4a06-b9e3-7a1f4d8c6000"
+exit 1
+gpu-probe: garbage.csv:2: memory.total: "81559 MiB" is not a valid value
+gpu-probe: garbage.csv:3: 1 field, expected 14: "Failed to initialize NVML: Driver/library versio..."
+gpu-probe: garbage.csv:4: more than 14 fields, expected 14: "3, GPU-5c8d1e39-2f74-4a06-b9e3-7a1f4d8c6003, NVI..."
+gpu-probe: garbage.csv:5: memory.used: "-5" is not a valid value
+gpu-probe: garbage.csv:6: GPU GPU-5c8d1e39-2f74-4a06-b9e3-7a1f4d8c6000 listed twice
+gpu-probe: garbage.csv:7: index: "[N/A]" is not a valid value
+gpu-probe: garbage.csv:8: mig.mode.current: "Sideways" is not a valid value
+EOF
+
+check_output 'replay: a truncated last line gives no record, exit 1' \
+	'probe -r truncated.csv | sed "s/,\"name\".*//"' <<'EOF'
+{"kind":"gpu","node":"node1","index":0,"uuid":"GPU-5c8d1e39-2f74-4a06-b9e3-7a1f4d8c6000"
+exit 1
+gpu-probe: truncated.csv:2: truncated line (no newline at the end): "1, GPU-5c8d1e39-2f74-4a06-b9e3-7a1f4d8c6001, NVI..."
+EOF
+
+check_output 'replay: a MIG GPU missing from -L is unhealthy' \
+	'pj "select(.index == 3) | [.uuid, .mig, .health, .health_reasons]" -q -r h200-mig.csv -m h200-mig-missing.list' <<'EOF'
+["GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2003",null,"unhealthy",["MIG enabled but missing from nvidia-smi -L"]]
+exit 0
+EOF
+
+check_output 'replay: bad -L lines are named, exit 1' \
+	'pj "[.index, .mig.profile, .health]" -q -r h200-mig.csv -m garbage.list' <<'EOF'
+[0,null,"ok"]
+[0,"2g.20gb","ok"]
+[1,null,"ok"]
+[2,null,"unhealthy"]
+[3,null,"unhealthy"]
+exit 1
+gpu-probe: garbage.list:1: MIG device before any GPU line
+gpu-probe: garbage.list:4: not a GPU or MIG device line: "  MIG 9g.20gb     Device  1: (UUID: MIG-6b0e9f3a..."
+gpu-probe: garbage.list:5: not a GPU or MIG device line: "  MIG 2g.20gb     Device  2 (UUID: MIG-6b0e9f3a-..."
+gpu-probe: garbage.list:6: not a GPU or MIG device line: "No MIG devices found"
+gpu-probe: garbage.list:7: GPU GPU-00000000-0000-0000-0000-000000000000 is not in the --query-gpu output
+gpu-probe: garbage.list:10: not a GPU or MIG device line: "  MIG 1g.10gb     Device  0: (UUID: MIG-6b0e9f3a..."
+gpu-probe: garbage.list:11: truncated line (no newline at the end): "  MIG 1g.10gb     Device  1: (UUID: MIG-6b0e9f3a"
+EOF
+
+check_output 'replay: MIG enabled without -m says so' \
+	'pj "[.index, .mig_enabled, .mig]" -q -r a100-mig.csv' <<'EOF'
+[0,true,null]
+[1,false,null]
+exit 0
+gpu-probe: a100-mig.csv: MIG is enabled but no -m list was given: no MIG devices reported
+EOF
+
+check_output 'replay: "No devices were found" and empty output are no GPUs' \
+	'echo "No devices were found" >none.csv && : >empty.csv && probe -r none.csv && probe -r empty.csv' <<'EOF'
+exit 0
+exit 0
+EOF
+
+check_output 'replay: -r - reads stdin' \
+	'pj "[.index, .uuid]" -r - <crlf.csv' <<'EOF'
+[0,"GPU-3f9a2d61-c4e8-4b07-8a15-9d6e0c2b4000"]
+exit 0
+EOF
+
+check_output 'replay: a missing file' 'probe -r nosuch.csv' <<'EOF'
+exit 1
+gpu-probe: nosuch.csv: No such file or directory
+EOF
+
+# ---- live ----
+
+check_output 'live: one --query-gpu call and no -L without MIG' \
+	'rm -f smi.log && FAKE_CSV=h100x8.csv gpu-probe -N node1 -s ./fake-smi >live.out && gpu-probe -N node1 -r h100x8.csv >replay.out && cmp live.out replay.out && cat smi.log' <<EOF
+$QUERY
+EOF
+
+check_output 'live: with MIG, the query then one -L' \
+	'rm -f smi.log && FAKE_CSV=h200-mig.csv FAKE_LIST=h200-mig.list gpu-probe -q -N node1 -s ./fake-smi >live.out && gpu-probe -q -N node1 -r h200-mig.csv -m h200-mig.list >replay.out && cmp live.out replay.out && wc -l <live.out && cat smi.log' <<EOF
+20
+$QUERY
+-L
+EOF
+
+check_output 'live: warnings name the nvidia-smi output and line' \
+	'export FAKE_CSV=error.csv && pj "[.index, .health]" -s ./fake-smi' <<'EOF'
+[0,"ok"]
+[1,"unhealthy"]
+[2,"ok"]
+[3,"unhealthy"]
+exit 0
+gpu-probe: nvidia-smi:2: memory.used: "ERR!": GPU error state, read as null
+gpu-probe: nvidia-smi:2: utilization.gpu: "ERR!": GPU error state, read as null
+gpu-probe: nvidia-smi:2: temperature.gpu: "ERR!": GPU error state, read as null
+gpu-probe: nvidia-smi:2: power.draw: "[Unknown Error]": GPU error state, read as null
+gpu-probe: nvidia-smi:3: power.limit: "[N/A]" read as null
+gpu-probe: nvidia-smi:3: ecc.errors.uncorrected.volatile.total: "[Not Supported]" read as null
+gpu-probe: nvidia-smi:4: ecc.errors.uncorrected.volatile.total: "[GPU requires reset]": GPU error state, read as null
+EOF
+
+check_output 'live: $NVIDIA_SMI, then nvidia-smi on PATH' \
+	'mkdir -p bin && cp fake-smi bin/nvidia-smi && rm -f smi.log && export FAKE_CSV=crlf.csv && (export NVIDIA_SMI=./fake-smi && pj .uuid) && (PATH=$SCRATCH/bin:$PATH && pj .uuid) && wc -l <smi.log' <<'EOF'
+"GPU-3f9a2d61-c4e8-4b07-8a15-9d6e0c2b4000"
+exit 0
+"GPU-3f9a2d61-c4e8-4b07-8a15-9d6e0c2b4000"
+exit 0
+2
+EOF
+
+check_output 'live: a hanging nvidia-smi is killed at the time limit, exit 75' \
+	'start=$(date +%s); probe -T 1 -s ./slow-smi; end=$(date +%s); test $((end - start)) -le 5 && echo quick' <<'EOF'
+exit 75
+gpu-probe: ./slow-smi: timed out after 1s
+quick
+EOF
+
+check_output 'live: an nvidia-smi killed by a signal, exit 75' 'probe -s ./dying-smi' <<'EOF'
+exit 75
+gpu-probe: ./dying-smi: killed by signal 9
+EOF
+
+check_output 'live: a missing nvidia-smi, exit 1' \
+	'probe -s ./nosuch-smi; NVIDIA_SMI=nosuch-nvidia-smi probe' <<'EOF'
+exit 1
+gpu-probe: ./nosuch-smi: not found
+exit 1
+gpu-probe: nosuch-nvidia-smi: not found
+EOF
+
+check_output 'live: nvidia-smi failing with a message, exit 1 and no records' \
+	'printf "NVIDIA-SMI has failed because it couldn'"'"'t communicate with the NVIDIA driver.\n" >failed.txt && export FAKE_CSV=failed.txt FAKE_EXIT=9 && probe -s ./fake-smi' <<'EOF'
+exit 1
+gpu-probe: ./fake-smi: exited with status 9
+gpu-probe: nvidia-smi:1: 1 field, expected 14: "NVIDIA-SMI has failed because it couldn't commun..."
+EOF
+
+# ---- topology ----
+
+cp "$TOP/manifests/sim/seed-mig.yaml" seed-mig.yaml || exit 1
+SEED=seed-mig.yaml
+
+check_output 'topology: medium, 4 H200s with 12 x 2g.20gb + 4 x 1g.10gb' \
+	"gpu-probe -t '$SEED' -n medium" <<'EOF'
+{"kind":"gpu","node":"medium","index":0,"uuid":"GPU-a050d32f-c6aa-6eb3-2ce5-bbec7d5dd216","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":71680,"memory_used_mib":0,"util_pct":0,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":0,"uuid":"MIG-6ce00e97-385a-7979-a842-f51f1eca28b1","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-a050d32f-c6aa-6eb3-2ce5-bbec7d5dd216","device":0,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":0,"uuid":"MIG-c5e43e2a-c454-86cd-d0b3-18384ed98fb7","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-a050d32f-c6aa-6eb3-2ce5-bbec7d5dd216","device":1,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":0,"uuid":"MIG-96e476d7-a5f0-bd9c-1a58-9ddbdf7e2569","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-a050d32f-c6aa-6eb3-2ce5-bbec7d5dd216","device":2,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":0,"uuid":"MIG-48985034-d3e7-f2a2-915b-898fbc4f032c","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":10240,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"1g.10gb","parent_uuid":"GPU-a050d32f-c6aa-6eb3-2ce5-bbec7d5dd216","device":3,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":1,"uuid":"GPU-04418536-0200-9d4d-cf1b-ad75774d3eb5","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":71680,"memory_used_mib":0,"util_pct":0,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":1,"uuid":"MIG-3929967f-27a6-a0a7-141b-e151a6e7ee8c","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-04418536-0200-9d4d-cf1b-ad75774d3eb5","device":0,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":1,"uuid":"MIG-0311feed-1c9a-ee88-0e16-7c73040dbee7","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-04418536-0200-9d4d-cf1b-ad75774d3eb5","device":1,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":1,"uuid":"MIG-3e15d07f-2473-a611-486b-d356a217428a","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-04418536-0200-9d4d-cf1b-ad75774d3eb5","device":2,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":1,"uuid":"MIG-8fca35fc-ffe6-ad61-bdfe-094575e23676","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":10240,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"1g.10gb","parent_uuid":"GPU-04418536-0200-9d4d-cf1b-ad75774d3eb5","device":3,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":2,"uuid":"GPU-a6d61417-1a8d-a4d4-c76a-8b59b4ad975a","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":71680,"memory_used_mib":0,"util_pct":0,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":2,"uuid":"MIG-9256cc3a-6225-3cfe-fafb-438275aef934","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-a6d61417-1a8d-a4d4-c76a-8b59b4ad975a","device":0,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":2,"uuid":"MIG-f8d61dd9-8e83-1bcb-405b-5038ae4d7f39","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-a6d61417-1a8d-a4d4-c76a-8b59b4ad975a","device":1,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":2,"uuid":"MIG-972319e0-16ec-4e48-fff4-e8562750848c","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-a6d61417-1a8d-a4d4-c76a-8b59b4ad975a","device":2,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":2,"uuid":"MIG-b71e746d-a83d-d8bf-e9b5-db7ccd78b6a3","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":10240,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"1g.10gb","parent_uuid":"GPU-a6d61417-1a8d-a4d4-c76a-8b59b4ad975a","device":3,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":3,"uuid":"GPU-c6d6e364-fa61-6f0b-4d16-559e9b74902d","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":71680,"memory_used_mib":0,"util_pct":0,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":3,"uuid":"MIG-a7bef573-984f-4068-eb61-28491b7dad34","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c6d6e364-fa61-6f0b-4d16-559e9b74902d","device":0,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":3,"uuid":"MIG-46f28d49-b0f4-70e8-8e9a-de87697f6902","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c6d6e364-fa61-6f0b-4d16-559e9b74902d","device":1,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":3,"uuid":"MIG-41a7afea-e9fd-196b-dcbf-543648f2b454","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":20480,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"2g.20gb","parent_uuid":"GPU-c6d6e364-fa61-6f0b-4d16-559e9b74902d","device":2,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"medium","index":3,"uuid":"MIG-cf4a52d1-15a8-2d5e-5e49-b9d3837bb427","name":"NVIDIA H200","product":"NVIDIA-H200","memory_mib":10240,"memory_used_mib":null,"util_pct":null,"temp_c":30,"power_w":null,"power_limit_w":null,"ecc_errors":0,"driver_version":"550.90.07","cuda_version":"12.4","compute_cap":"9.0","pci_bus_id":null,"mig_enabled":true,"mig":{"profile":"1g.10gb","parent_uuid":"GPU-c6d6e364-fa61-6f0b-4d16-559e9b74902d","device":3,"gi":null,"ci":null},"health":"ok","health_reasons":[]}
+EOF
+
+check_output 'topology: small, 28 x 1g.10gb on 4 GPUs, UUIDs unique' \
+	"gpu-probe -t '$SEED' -n small >small.out && jq -r '[.index, (.mig.profile // \"whole\")] | @tsv' small.out | sort | uniq -c && jq -r .uuid small.out | sort -u | wc -l" <<'EOF'
+      7 0	1g.10gb
+      1 0	whole
+      7 1	1g.10gb
+      1 1	whole
+      7 2	1g.10gb
+      1 2	whole
+      7 3	1g.10gb
+      1 3	whole
+32
+EOF
+
+check 'topology: the same records every time' \
+	"gpu-probe -t '$SEED' >a.out && gpu-probe -t '$SEED' >b.out && cmp a.out b.out && test \$(wc -l <a.out) -eq 52"
+
+check_output 'topology: every node without -n; count names h100-0..3' \
+	"gpu-probe -t '$TOP/manifests/sim/h100x8.yaml' >h100.out && jq -r '[.node, .product, .memory_mib, .mig_enabled] | @tsv' h100.out | uniq -c" <<'EOF'
+      8 h100-0	NVIDIA-H100-80GB-HBM3	81559	false
+      8 h100-1	NVIDIA-H100-80GB-HBM3	81559	false
+      8 h100-2	NVIDIA-H100-80GB-HBM3	81559	false
+      8 h100-3	NVIDIA-H100-80GB-HBM3	81559	false
+EOF
+
+cat >split.yaml <<'EOF'
+defaults: {product: NVIDIA-A100-SXM4-80GB, memoryMiB: 81920, driverVersion: "535.104.05"}
+nodes:
+- name: a100
+  gpus: 2
+  mig: [3g.40gb, 1c.3g.40gb, 1c.3g.40gb, 1c.3g.40gb]
+  migByGPU: {"1": []}
+EOF
+check_output 'topology: compute-instance splits share a GPU instance; migByGPU overrides' \
+	'pj "[.node, .index, .name, .memory_mib, .mig_enabled, .mig.profile, .mig.device]" -t split.yaml' <<'EOF'
+["a100",0,"NVIDIA A100 SXM4 80GB",81920,true,null,null]
+["a100",0,"NVIDIA A100 SXM4 80GB",40960,true,"3g.40gb",0]
+["a100",0,"NVIDIA A100 SXM4 80GB",40960,true,"1c.3g.40gb",1]
+["a100",0,"NVIDIA A100 SXM4 80GB",40960,true,"1c.3g.40gb",2]
+["a100",0,"NVIDIA A100 SXM4 80GB",40960,true,"1c.3g.40gb",3]
+["a100",1,"NVIDIA A100 SXM4 80GB",81920,false,null,null]
+exit 0
+EOF
+
+cat >bad.yaml <<'EOF'
+defaults: {memoryMiB: 71680}
+nodes:
+- name: ok
+  gpus: 1
+  mig: [1g.10gb]
+- name: x
+  gpus: 2
+  mig: [3g.40gb, 3g.40gb, 3g.40gb]
+  migByGPU: {"1": [4g.40gb, 3g.20gb], "2": []}
+- name: y
+  gpus: 1
+  mig: [2g.20gb, huge]
+- name: z
+  gpus: 1
+  mig: [1c.3g.40gb, 1c.3g.40gb, 1c.3g.40gb, 1c.3g.40gb, 2g.20gb]
+- name: Bad_Name
+EOF
+check_output 'topology: impossible layouts are refused before any record' 'probe -t bad.yaml' <<'EOF'
+exit 1
+gpu-probe: bad.yaml: node "x": migByGPU "2": no such GPU (the node has 2)
+gpu-probe: bad.yaml: node "x" gpu 0: MIG slices 9 > 7
+gpu-probe: bad.yaml: node "x" gpu 0: MIG memory 120gb > 70gb
+gpu-probe: bad.yaml: node "y" gpu 0: unknown MIG profile "huge"
+gpu-probe: bad.yaml: node "z" gpu 0: MIG slices 8 > 7
+gpu-probe: bad.yaml: node "z" gpu 0: MIG memory 100gb > 70gb
+gpu-probe: bad.yaml: node 4: name must be a lowercase DNS label
+EOF
+
+check_output 'topology: YAML errors, a missing file, an unknown node' \
+	'printf "nodes: [\n" >syntax.yaml; probe -t syntax.yaml; probe -t nosuch.yaml; probe -t "$SEED" -n nosuch' <<'EOF'
+exit 1
+gpu-probe: syntax.yaml:2:1: did not find expected node content (while parsing a flow node at 2:1)
+exit 1
+gpu-probe: nosuch.yaml: No such file or directory
+exit 1
+gpu-probe: seed-mig.yaml: no node "nosuch"
+EOF
+
+# ---- health ----
+
+check_output 'health: temperature, power over the limit, ECC errors' \
+	'pj "[.index, .health, .health_reasons]" -r hot.csv' <<'EOF'
+[0,"unhealthy",["temperature 91C >= 90C"]]
+[1,"warn",["temperature 86C >= 85C","power 735W is 105% of the 700W limit >= 100%"]]
+[2,"unhealthy",["uncorrected ECC errors 2 > 0"]]
+exit 0
+EOF
+
+check_output 'health: judged per probe, so a GPU recovers with its readings' \
+	'for f in hot.csv h100x8.csv hot.csv; do pj "select(.index == 0) | [.temp_c, .health]" -r $f; done' <<'EOF'
+[91,"unhealthy"]
+exit 0
+[31,"ok"]
+exit 0
+[91,"unhealthy"]
+exit 0
+EOF
+
+check_output 'health: -H moves and turns off thresholds' \
+	'pj "[.index, .health, .health_reasons]" -r hot.csv -H temp_unhealthy=95 -H power_warn_pct=off -H ecc_unhealthy=5' <<'EOF'
+[0,"warn",["temperature 91C >= 85C"]]
+[1,"warn",["temperature 86C >= 85C"]]
+[2,"ok",[]]
+exit 0
+EOF
+
+check_output 'health: memory and utilization thresholds' \
+	'pj "select(.health != \"ok\") | [.index, .health, .health_reasons]" -r h100x8.csv -H mem_warn_pct=90 -H util_unhealthy_pct=95' <<'EOF'
+[1,"unhealthy",["memory used 78112MiB is 95.77% of 81559MiB >= 90%","utilization 97% >= 95%"]]
+exit 0
+EOF
+
+cat >limits.json <<'EOF'
+{"temp_warn": 60, "temp_unhealthy": null, "ecc_unhealthy": "off"}
+EOF
+cat >limits.yaml <<'EOF'
+# the same thresholds, in YAML
+temp_warn: 60
+temp_unhealthy: off
+ecc_unhealthy: null
+EOF
+check_output 'health: -c reads JSON or YAML; -H wins over it' \
+	'for c in limits.json limits.yaml; do pj "[.index, .health, .health_reasons]" -r hot.csv -c $c -H power_warn_pct=off; done' <<'EOF'
+[0,"warn",["temperature 91C >= 60C"]]
+[1,"warn",["temperature 86C >= 60C"]]
+[2,"ok",[]]
+exit 0
+[0,"warn",["temperature 91C >= 60C"]]
+[1,"warn",["temperature 86C >= 60C"]]
+[2,"ok",[]]
+exit 0
+EOF
+
+cat >badlimits.yaml <<'EOF'
+temp_warm: 60
+EOF
+check_output 'health: a bad config exits 1, a bad -H exits 2' \
+	'probe -r hot.csv -c badlimits.yaml; probe -r hot.csv -H temp_warn=hot; probe -r hot.csv -H temp_warn' <<'EOF'
+exit 1
+gpu-probe: badlimits.yaml: temp_warm: no such threshold
+exit 2
+gpu-probe: -H temp_warn=hot: not a number >= 0 or "off"
+exit 2
+gpu-probe: -H temp_warn: expected name=value
+EOF
+
+# ---- options ----
+
+check_output 'man EXAMPLES: the MIG devices of medium by profile' \
+	"cd '$TOP' && gpu-probe -t manifests/sim/seed-mig.yaml -n medium | jq -r 'select(.mig) | .mig.profile' | sort | uniq -c" <<'EOF'
+      4 1g.10gb
+     12 2g.20gb
+EOF
+
+check_output 'man EXAMPLES: -h names the query fields for a capture' \
+	'echo "--query-gpu=$(gpu-probe -h | sed -n "s/^query: //p") --format=csv,noheader,nounits"' <<EOF
+$QUERY
+EOF
+
+check_output 'node: -N, else $NODE_NAME, else the host name' \
+	'gpu-probe -r crlf.csv -N n9 >o && jq -r .node o && NODE_NAME=n8 gpu-probe -r crlf.csv >o && jq -r .node o && NODE_NAME= gpu-probe -r crlf.csv >o && jq -r .node o | grep -qx "$(hostname)" && echo host' <<'EOF'
+n9
+n8
+host
+EOF
+
+check 'usage: -h on stdout' 'gpu-probe -h >h.out && head -n 1 h.out | grep -q "^usage: gpu-probe"'
+check 'usage: -V' 'gpu-probe -V | grep -qx "gpu-probe [0-9.]*"'
+check 'usage: bad options and combinations exit 2' '
+	must_fail 2 gpu-probe -Z 2>/dev/null &&
+	must_fail 2 gpu-probe -m h200-mig.list 2>/dev/null &&
+	must_fail 2 gpu-probe -n small 2>/dev/null &&
+	must_fail 2 gpu-probe -r h100x8.csv -t "$SEED" 2>/dev/null &&
+	must_fail 2 gpu-probe -T 0 2>/dev/null &&
+	must_fail 2 gpu-probe -T 1.5 2>/dev/null &&
+	must_fail 2 gpu-probe -r h100x8.csv extra 2>/dev/null'
+check 'a write error ends with 1' \
+	'must_fail 1 gpu-probe -r h100x8.csv >/dev/full 2>err && grep -q "write error" err'
+
+done_testing

@@ -1,0 +1,226 @@
+/* claim-watch: list, then watch, any Kubernetes resource as NDJSON.
+ *
+ *   claim-watch [-1Av] [-n namespace] [-l selector] [-f selector]
+ *               [-c count] [-t seconds] [-L limit] [-r seconds]
+ *               [--context name] [--kubeconfig file] resource
+ *
+ * resource is named as kubectl names it: pods, po, deployments.apps,
+ * apps/v1/deployments, resourceslices.resource.k8s.io,
+ * gpuworkloads.canhazgpu.dev. The API server and credentials come from
+ * the kubeconfig (see kubeconfig.h): --kubeconfig, $KUBECONFIG,
+ * ~/.kube/config, or the in-cluster service account.
+ *
+ * Output is one watch event per line, {"type":"ADDED|MODIFIED|DELETED",
+ * "object":{...}}, flushed per line. First the current objects, each as
+ * ADDED (listed in pages of -L items), then every change as it happens.
+ * With -1 it stops after the list.
+ *
+ * A dropped connection or a restarted API server is resumed from the
+ * last resourceVersion seen (bookmarks are asked for and followed, not
+ * printed), so nothing is lost or repeated. When the server answers 410
+ * Gone (that version is compacted away), the collection is listed again
+ * and only the difference from what was printed comes out: ADDED for new
+ * objects, MODIFIED for changed ones, DELETED with the last state printed
+ * for vanished ones. A stream line that is not a watch event is reported
+ * with its URL, line and byte offset, and the watch resumes.
+ *
+ * EXIT STATUS: 0 after -1, -c count events, or -t seconds; 1 on a
+ * configuration error, an API error (403, no such resource...), or when
+ * bad stream lines were met; 2 on bad usage; 75 when the API server is
+ * unreachable, overloaded, or stayed so for -r seconds while watching. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "kube.h"
+#include "kubeconfig.h"
+#include "nd.h"
+#include "watch.h"
+
+struct opts {
+	const char *namespace;
+	int all_namespaces;
+	const char *labels, *fields;
+	const char *context, *kubeconfig;
+	const char *resource;
+	long count;       /* 0: no limit */
+	double timeout;   /* 0: none */
+	long limit;
+	double give_up;
+	int list_only, verbose;
+};
+
+static const char usage_text[] =
+	"usage: claim-watch [-1Av] [-n namespace] [-l selector] [-f selector]\n"
+	"                   [-c count] [-t seconds] [-L limit] [-r seconds]\n"
+	"                   [--context name] [--kubeconfig file] resource\n";
+
+static const char help_text[] =
+	"List, then watch, a Kubernetes resource; one watch event per line.\n"
+	"\n"
+	"  -1              list only (ADDED per object), then exit\n"
+	"  -A              all namespaces\n"
+	"  -n namespace    this namespace (default: the kubeconfig's)\n"
+	"  -l selector     label selector, as kubectl -l\n"
+	"  -f selector     field selector, as kubectl --field-selector\n"
+	"  -c count        exit after count events\n"
+	"  -t seconds      exit (status 0) after seconds\n"
+	"  -L limit        list in pages of limit objects (default 500)\n"
+	"  -r seconds      keep reconnecting for seconds (default 300)\n"
+	"  -v              say on stderr when (re)connecting\n"
+	"  --context name  kubeconfig context (default: current-context)\n"
+	"  --kubeconfig f  kubeconfig file (default: $KUBECONFIG, ~/.kube/config)\n"
+	"  -h, -V          this help; the version\n";
+
+static void
+usage(void)
+{
+	fputs(usage_text, stderr);
+	exit(HAZ_USAGE);
+}
+
+/* number parses a positive number for option c, or exits 2. */
+static double
+number(int c, const char *s, int integer)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (!*s || *end || !(v > 0) || v > 1e9 || (integer && v != (long)v)) {
+		err_warn("-%c: not a positive %s: %s", c,
+			integer ? "integer" : "number", s);
+		usage();
+	}
+	return v;
+}
+
+static void
+parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option longs[] = {
+		{"context", required_argument, NULL, 'C'},
+		{"kubeconfig", required_argument, NULL, 'K'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	*o = (struct opts){.limit = 500, .give_up = 300};
+	while ((c = getopt_long(argc, argv, "1An:l:f:c:t:L:r:vhV", longs,
+			NULL)) != -1) {
+		switch (c) {
+		case '1': o->list_only = 1; break;
+		case 'A': o->all_namespaces = 1; break;
+		case 'n': o->namespace = optarg; break;
+		case 'l': o->labels = optarg; break;
+		case 'f': o->fields = optarg; break;
+		case 'c': o->count = (long)number(c, optarg, 1); break;
+		case 't': o->timeout = number(c, optarg, 0); break;
+		case 'L': o->limit = (long)number(c, optarg, 1); break;
+		case 'r': o->give_up = number(c, optarg, 0); break;
+		case 'v': o->verbose = 1; break;
+		case 'C': o->context = optarg; break;
+		case 'K': o->kubeconfig = optarg; break;
+		case 'h': fputs(usage_text, stdout); fputs(help_text, stdout);
+			exit(nd_finish(HAZ_OK));
+		case 'V': puts("claim-watch " HAZ_VERSION);
+			exit(nd_finish(HAZ_OK));
+		default: usage();
+		}
+	}
+	if (optind != argc - 1)
+		usage();
+	if (o->all_namespaces && o->namespace) {
+		err_warn("-A and -n exclude each other");
+		usage();
+	}
+	o->resource = argv[optind];
+}
+
+struct sink {
+	long emitted, count;
+};
+
+/* print writes one watch event; returns nonzero once count are out. */
+static int
+print(const char *type, json_t *obj, void *arg)
+{
+	struct sink *s = arg;
+	json_t *ev = json_pack("{s:s, s:O}", "type", type, "object", obj);
+
+	nd_write(ev);
+	json_decref(ev);
+	return s->count && ++s->emitted >= s->count;
+}
+
+/* collection returns the path to list and watch, per the options. */
+static char *
+collection(struct kube *k, struct kc_config *cfg, const struct opts *o,
+	struct kube_error *e)
+{
+	struct kube_resource r;
+	const char *ns = NULL;
+	char *path;
+
+	if (kube_resolve(k, o->resource, &r, e) < 0)
+		return NULL;
+	if (!o->all_namespaces)
+		ns = o->namespace ? o->namespace : cfg->namespace;
+	path = kube_path(&r, ns, NULL);
+	kube_resource_free(&r);
+	return path;
+}
+
+static int
+run(struct kube *k, struct kc_config *cfg, const struct opts *o)
+{
+	struct sink sink = {0, o->count};
+	struct kube_error e = {0};
+	struct watch_opts wo = {NULL, o->labels, o->fields, o->limit,
+		o->give_up, o->verbose};
+	struct watch *w = NULL;
+	char *path;
+	int status = HAZ_OK;
+
+	if (!(path = collection(k, cfg, o, &e)))
+		goto out;
+	wo.path = path;
+	w = watch_new(k, &wo, print, &sink);
+	if (watch_list(w, &e) == 0 && !o->list_only &&
+		!(sink.count && sink.emitted >= sink.count))
+		watch_run(w, &e);
+	free(path);
+out:
+	if (e.kind != KUBE_OK && e.kind != KUBE_EDEADLINE)
+		err_warn("%s", e.msg);
+	status = kube_exit_status(&e);
+	if (status == HAZ_OK && w && watch_bad(w))
+		status = HAZ_FAIL;
+	watch_free(w);
+	return status;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct kc_config cfg;
+	struct opts o;
+	struct kube *k;
+	int status;
+
+	err_init(argv[0]);
+	parse(argc, argv, &o);
+	signal(SIGPIPE, SIG_IGN);
+	if (kc_load(&cfg, o.kubeconfig, o.context) < 0)
+		return nd_finish(HAZ_FAIL);
+	k = kube_new(&cfg);
+	if (o.timeout > 0)
+		kube_set_deadline(k, o.timeout);
+	status = run(k, &cfg, &o);
+	kube_free(k);
+	kc_free(&cfg);
+	return nd_finish(status);
+}

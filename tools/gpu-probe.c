@@ -1,0 +1,517 @@
+/* gpu-probe: discover the node's GPUs and MIG devices, with health.
+ *
+ * usage: gpu-probe [-q] [-c config] [-H name=value] [-N node]
+ *                  [-s nvidia-smi] [-T seconds]
+ *                  [-r csvfile [-m listfile] | -t topology [-n node]]
+ *
+ * Writes one `gpu` record (NDJSON) per whole GPU and per MIG device, from
+ * one of three sources:
+ *
+ *   live (default)  one `nvidia-smi --query-gpu=... --format=csv,noheader,
+ *                   nounits` call, plus `nvidia-smi -L` only when some GPU
+ *                   has MIG mode enabled. nvidia-smi is -s PATH, else
+ *                   $NVIDIA_SMI, else found on PATH; each call is killed
+ *                   after -T seconds (default 10).
+ *   replay (-r)     the captured output of those two commands.
+ *   topology (-t)   what node -n (default: every node) of a simulated
+ *                   topology has: deterministic UUIDs, idle readings.
+ *
+ * Records carry node (-N, else $NODE_NAME, else the host name; the topology
+ * node in -t mode), the readings, mig_enabled (the physical GPU's MIG
+ * mode: a whole GPU with it set is not allocatable), mig ({profile,
+ * parent_uuid, device, gi, ci} for MIG devices, else null), and health
+ * ("ok", "warn", "unhealthy" with reasons) judged from this probe's
+ * readings alone against thresholds from -c FILE (JSON or YAML) and -H.
+ *
+ * Exit: 0 ok; 1 a bad line in the nvidia-smi output (skipped, others still
+ * written), nvidia-smi missing or failing, a bad topology or config; 2
+ * usage; 75 nvidia-smi timed out or was killed. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "health.h"
+#include "mig.h"
+#include "nd.h"
+#include "proc.h"
+#include "smi.h"
+#include "topo.h"
+#include "yaml.h"
+
+#define USAGE \
+	"usage: gpu-probe [-q] [-c config] [-H name=value] [-N node]\n" \
+	"                 [-s nvidia-smi] [-T seconds]\n" \
+	"                 [-r csvfile [-m listfile] | -t topology [-n node]]\n"
+
+enum { MAX_OUTPUT = 16 << 20, MAX_SETS = 32 };
+
+struct opts {
+	const char *node, *config, *smi, *replay, *list, *topo, *topo_node;
+	const char *sets[MAX_SETS]; /* -H name=value, applied after -c */
+	int nsets, timeout, quiet;
+	struct health_limits limits;
+};
+
+/* The order of every record's keys. */
+static const char *const record_keys[] = {"kind", "node", "index", "uuid",
+	"name", "product", "memory_mib", "memory_used_mib", "util_pct",
+	"temp_c", "power_w", "power_limit_w", "ecc_errors", "driver_version",
+	"cuda_version", "compute_cap", "pci_bus_id", "mig_enabled", "mig",
+	"health", "health_reasons"};
+
+static void
+help(void)
+{
+	fputs(USAGE, stdout);
+	puts("  -c FILE     health thresholds from a JSON or YAML map\n"
+	     "  -H N=V      set threshold N (temp_warn, temp_unhealthy,\n"
+	     "              power_warn_pct, power_unhealthy_pct, ecc_warn,\n"
+	     "              ecc_unhealthy, mem_warn_pct, mem_unhealthy_pct,\n"
+	     "              util_warn_pct, util_unhealthy_pct) to V or off\n"
+	     "  -N NODE     node name for the records\n"
+	     "  -q          no warnings for values nvidia-smi cannot report\n"
+	     "  -s PATH     nvidia-smi to run\n"
+	     "  -T SECONDS  time limit per nvidia-smi call (default 10)\n"
+	     "  -r FILE     replay a captured --query-gpu CSV output\n"
+	     "  -m FILE     with -r: the captured nvidia-smi -L output\n"
+	     "  -t FILE     simulate the nodes of a topology file\n"
+	     "  -n NODE     with -t: just this node\n"
+	     "  -h, -V      help, version");
+	printf("query: %s\n", smi_query_arg() + strlen("--query-gpu="));
+}
+
+static void
+usage(void)
+{
+	fputs(USAGE, stderr);
+	exit(HAZ_USAGE);
+}
+
+/* ---- records ---- */
+
+/* skeleton returns a new gpu record for node with every key null. */
+static json_t *
+skeleton(const char *node)
+{
+	json_t *rec = json_object();
+	size_t i;
+
+	for (i = 0; i < sizeof record_keys / sizeof *record_keys; i++)
+		json_object_set_new(rec, record_keys[i], json_null());
+	json_object_set_new(rec, "kind", json_string("gpu"));
+	json_object_set_new(rec, "node", json_string(node));
+	return rec;
+}
+
+/* respell returns a copy of s (NULL gives json null) with every from
+ * character replaced by to, as a JSON string. */
+static json_t *
+respell(const char *s, char from, char to)
+{
+	char *copy, *p;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	copy = estrdup(s);
+	for (p = copy; *p; p++)
+		*p = *p == from ? to : *p;
+	j = json_string(copy);
+	free(copy);
+	return j;
+}
+
+/* mig_child returns a new record for a MIG device of the GPU whose record
+ * is parent: the parent's physical readings (temperature, power, ECC), the
+ * nominal memory of the profile (capped at the parent's), no memory use
+ * or utilization of its own (nvidia-smi --query-gpu has none). */
+static json_t *
+mig_child(const json_t *parent, const char *profile, const char *uuid,
+	int device, int gi, int ci)
+{
+	json_t *rec = json_deep_copy(parent);
+	json_t *pmem = json_object_get(parent, "memory_mib");
+	struct mig_profile p;
+	long mem;
+
+	mig_parse(profile, &p);
+	mem = mig_memory_mib(&p);
+	if (json_is_integer(pmem) && json_integer_value(pmem) < mem)
+		mem = (long)json_integer_value(pmem);
+	json_object_set_new(rec, "uuid", json_string(uuid));
+	json_object_set_new(rec, "memory_mib", json_integer(mem));
+	json_object_set_new(rec, "memory_used_mib", json_null());
+	json_object_set_new(rec, "util_pct", json_null());
+	json_object_set_new(rec, "mig",
+		json_pack("{s:s, s:O, s:i, s:o, s:o}", "profile", profile,
+			"parent_uuid", json_object_get(parent, "uuid"), "device",
+			device, "gi", gi < 0 ? json_null() : json_integer(gi), "ci",
+			ci < 0 ? json_null() : json_integer(ci)));
+	return rec;
+}
+
+/* emit judges rec against l with faults (borrowed, may be NULL), writes
+ * it, and drops the caller's reference. */
+static void
+emit(json_t *rec, const struct health_limits *l, const json_t *faults)
+{
+	health_apply(rec, l, faults);
+	nd_write(rec);
+	json_decref(rec);
+}
+
+/* ---- nvidia-smi output ---- */
+
+/* smi_record returns the record (before health) of GPU g on node. */
+static json_t *
+smi_record(const char *node, const struct smi_gpu *g)
+{
+	json_t *rec = skeleton(node);
+	size_t c;
+
+	for (c = 0; c < SMI_NCOLS; c++)
+		json_object_set(rec, smi_cols[c].key, g->val[c]);
+	json_object_set_new(rec, "product",
+		respell(json_string_value(g->val[SMI_NAME]), ' ', '-'));
+	return rec;
+}
+
+/* emit_inv writes the records of every GPU of inv and its MIG devices. */
+static void
+emit_inv(const struct opts *o, const struct smi_inv *inv)
+{
+	const struct smi_gpu *g;
+	const struct smi_mig *m;
+	json_t *rec, *faults;
+	size_t i, j;
+
+	for (i = 0; i < inv->ngpus; i++) {
+		g = &inv->gpus[i];
+		rec = smi_record(o->node, g);
+		faults = smi_faults(inv, g);
+		emit(json_incref(rec), &o->limits, faults);
+		for (j = 0; j < g->nmig; j++) {
+			m = &g->migs[j];
+			emit(mig_child(rec, m->profile, m->uuid, m->device, m->gi,
+				     m->ci),
+				&o->limits, faults);
+		}
+		json_decref(rec);
+		json_decref(faults);
+	}
+}
+
+/* call runs nvidia-smi with args (argv[0] filled in here) and checks how it
+ * went. When it ran to the end, out->buf holds its output (caller frees)
+ * and the result is HAZ_OK, or HAZ_FAIL when it exited non-zero (warned).
+ * Otherwise out->buf is NULL and the result is the status to stop with
+ * (warned). */
+static int
+call(const struct opts *o, char **argv, struct proc_out *out)
+{
+	argv[0] = (char *)o->smi;
+	switch (proc_run(argv, o->timeout * 1000L, MAX_OUTPUT, out)) {
+	case PROC_EXITED:
+		if (!out->code)
+			return HAZ_OK;
+		err_warn("%s: exited with status %d", o->smi, out->code);
+		return HAZ_FAIL;
+	case PROC_NOEXEC:
+		if (out->code == ENOENT)
+			err_warn("%s: not found", o->smi);
+		else
+			err_warn("%s: cannot run: %s", o->smi, strerror(out->code));
+		break;
+	case PROC_TOOBIG:
+		err_warn("%s: more than %d bytes of output", o->smi, MAX_OUTPUT);
+		break;
+	case PROC_TIMEOUT:
+		err_warn("%s: timed out after %ds", o->smi, o->timeout);
+		proc_free(out);
+		return HAZ_TEMP;
+	case PROC_KILLED:
+		err_warn("%s: killed by signal %d", o->smi, out->code);
+		proc_free(out);
+		return HAZ_TEMP;
+	case PROC_SYSERR:
+		err_warn("%s: %s", o->smi, strerror(out->code));
+		proc_free(out);
+		return HAZ_TEMP;
+	}
+	proc_free(out);
+	return HAZ_FAIL;
+}
+
+/* live fills inv from nvidia-smi. Returns an exit status: HAZ_OK or
+ * HAZ_FAIL with inv filled as far as the output went, or the status of a
+ * call that ended too early. */
+static int
+live(const struct opts *o, struct smi_inv *inv)
+{
+	char *query[] = {NULL, (char *)smi_query_arg(),
+		"--format=csv,noheader,nounits", NULL};
+	char *list[] = {NULL, "-L", NULL};
+	struct proc_out out;
+	int st, st2;
+
+	st = call(o, query, &out);
+	if (!out.buf)
+		return st;
+	smi_parse_csv(inv, "nvidia-smi", out.buf, out.len);
+	proc_free(&out);
+	if (!smi_any_mig(inv))
+		return st;
+	st2 = call(o, list, &out);
+	if (!out.buf)
+		return st2;
+	smi_parse_list(inv, "nvidia-smi -L", out.buf, out.len);
+	proc_free(&out);
+	return st2 != HAZ_OK ? st2 : st;
+}
+
+/* slurp reads all of path ("-" is stdin) into *buf (caller frees).
+ * Returns 0, or -1 with a message printed. */
+static int
+slurp(const char *path, char **buf, size_t *len)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	size_t cap = 8192, n;
+
+	*buf = NULL;
+	*len = 0;
+	if (!f) {
+		err_warn("%s:", path);
+		return -1;
+	}
+	*buf = emalloc(cap + 1);
+	while ((n = fread(*buf + *len, 1, cap - *len, f)) > 0) {
+		*len += n;
+		if (*len == cap)
+			*buf = erealloc(*buf, (cap *= 2) + 1);
+	}
+	(*buf)[*len] = '\0';
+	n = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (n)
+		err_warn("%s: read error", path);
+	return n ? -1 : 0;
+}
+
+/* replay fills inv from capture files. Returns an exit status. */
+static int
+replay(const struct opts *o, struct smi_inv *inv)
+{
+	char *buf;
+	size_t len;
+
+	if (slurp(o->replay, &buf, &len) < 0)
+		return HAZ_FAIL;
+	smi_parse_csv(inv, strcmp(o->replay, "-") ? o->replay : "<stdin>",
+		buf, len);
+	free(buf);
+	if (!o->list) {
+		if (smi_any_mig(inv))
+			err_warn("%s: MIG is enabled but no -m list was given: "
+				 "no MIG devices reported", o->replay);
+		return HAZ_OK;
+	}
+	if (slurp(o->list, &buf, &len) < 0)
+		return HAZ_FAIL;
+	smi_parse_list(inv, o->list, buf, len);
+	free(buf);
+	return HAZ_OK;
+}
+
+/* ---- topology ---- */
+
+/* sim_gpu writes the records of GPU g of simulated node n. */
+static void
+sim_gpu(const struct opts *o, const struct topo_node *n,
+	const struct topo_gpu *g)
+{
+	char uuid[48], mig_uuid[48];
+	json_t *rec = skeleton(n->name);
+	size_t i;
+
+	topo_uuid(uuid, "GPU", n->name, g->index, -1);
+	json_object_update_new(rec,
+		json_pack("{s:i, s:s, s:o, s:s?, s:o, s:i, s:i, s:i, s:i, s:s?, "
+			  "s:s?, s:s?, s:b}",
+			"index", g->index, "uuid", uuid, "name",
+			respell(n->product, '-', ' '), "product", n->product,
+			"memory_mib", n->memory_mib ? json_integer(n->memory_mib)
+						    : json_null(),
+			"memory_used_mib", 0, "util_pct", 0, "temp_c", 30,
+			"ecc_errors", 0, "driver_version", n->driver_version,
+			"cuda_version", n->cuda_version, "compute_cap",
+			n->compute_cap, "mig_enabled", g->mig != NULL));
+	emit(json_incref(rec), &o->limits, NULL);
+	for (i = 0; i < json_array_size(g->mig); i++) {
+		topo_uuid(mig_uuid, "MIG", n->name, g->index, (int)i);
+		emit(mig_child(rec,
+			     json_string_value(json_array_get(g->mig, i)),
+			     mig_uuid, (int)i, -1, -1),
+			&o->limits, NULL);
+	}
+	json_decref(rec);
+}
+
+/* simulate writes the records of node o->topo_node, or of every node, of
+ * topology o->topo. Returns an exit status. */
+static int
+simulate(const struct opts *o)
+{
+	const struct topo_node *n;
+	struct topo t;
+	size_t i;
+	int g;
+
+	if (topo_load(o->topo, &t) < 0)
+		return HAZ_FAIL;
+	if (o->topo_node && !topo_find(&t, o->topo_node)) {
+		err_warn("%s: no node \"%s\"", o->topo, o->topo_node);
+		topo_free(&t);
+		return HAZ_FAIL;
+	}
+	for (i = 0; i < t.nnodes; i++) {
+		n = &t.nodes[i];
+		if (o->topo_node && strcmp(n->name, o->topo_node) != 0)
+			continue;
+		for (g = 0; g < n->ngpus; g++)
+			sim_gpu(o, n, &n->gpus[g]);
+	}
+	topo_free(&t);
+	return HAZ_OK;
+}
+/* ---- options ---- */
+
+/* load_limits fills o->limits: defaults, then -c, then each -H. Returns
+ * HAZ_OK, HAZ_FAIL for a bad -c file or HAZ_USAGE for a bad -H, with a
+ * message printed. */
+static int
+load_limits(struct opts *o)
+{
+	struct y2j_error e;
+	const char *why;
+	char *name, *eq;
+	json_t *doc;
+	int i, rc = HAZ_OK;
+
+	health_defaults(&o->limits);
+	if (o->config) {
+		if (!(doc = y2j_load(o->config, Y2J_SKIP_NULL, &e))) {
+			err_warn("%s", e.text);
+			return HAZ_FAIL;
+		}
+		if (health_load_json(&o->limits, doc, o->config) < 0)
+			rc = HAZ_FAIL;
+		json_decref(doc);
+	}
+	for (i = 0; rc == HAZ_OK && i < o->nsets; i++) {
+		name = estrdup(o->sets[i]);
+		eq = strchr(name, '=');
+		if (eq)
+			*eq++ = '\0';
+		if (!eq || health_set_text(&o->limits, name, eq, &why) < 0) {
+			err_warn("-H %s: %s", o->sets[i],
+				eq ? why : "expected name=value");
+			rc = HAZ_USAGE;
+		}
+		free(name);
+	}
+	return rc;
+}
+
+/* seconds parses a -T value: whole seconds from 1 to 3600. */
+static int
+seconds(const char *s)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < 1 || v > 3600) {
+		err_warn("-T %s: expected whole seconds from 1 to 3600", s);
+		usage();
+	}
+	return (int)v;
+}
+
+static void
+parse_opts(struct opts *o, int argc, char **argv)
+{
+	int c;
+
+	memset(o, 0, sizeof *o);
+	o->timeout = 10;
+	while ((c = getopt(argc, argv, "c:H:hm:N:n:qr:s:T:t:V")) != -1) {
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case 'H':
+			if (o->nsets == MAX_SETS)
+				err_die(HAZ_USAGE, "-H: more than %d", MAX_SETS);
+			o->sets[o->nsets++] = optarg;
+			break;
+		case 'h': help(); exit(nd_finish(HAZ_OK));
+		case 'm': o->list = optarg; break;
+		case 'N': o->node = optarg; break;
+		case 'n': o->topo_node = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 'r': o->replay = optarg; break;
+		case 's': o->smi = optarg; break;
+		case 'T': o->timeout = seconds(optarg); break;
+		case 't': o->topo = optarg; break;
+		case 'V': puts("gpu-probe " HAZ_VERSION); exit(nd_finish(HAZ_OK));
+		default: usage();
+		}
+	}
+	if (optind != argc || (o->replay && o->topo) ||
+		(o->list && !o->replay) || (o->topo_node && !o->topo))
+		usage();
+}
+
+/* default_node picks $NODE_NAME or the host name into buf. */
+static const char *
+default_node(char *buf, size_t n)
+{
+	const char *env = getenv("NODE_NAME");
+
+	if (env && *env)
+		return env;
+	if (gethostname(buf, n) < 0 || !buf[0])
+		return "localhost";
+	buf[n - 1] = '\0';
+	return buf;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct smi_inv inv = {0};
+	char host[256];
+	struct opts o;
+	int st;
+
+	err_init(argv[0]);
+	parse_opts(&o, argc, argv);
+	if (!o.smi)
+		o.smi = getenv("NVIDIA_SMI") && *getenv("NVIDIA_SMI")
+			? getenv("NVIDIA_SMI") : "nvidia-smi";
+	if (!o.node)
+		o.node = default_node(host, sizeof host);
+	if ((st = load_limits(&o)) != HAZ_OK)
+		return nd_finish(st);
+	if (o.topo)
+		return nd_finish(simulate(&o));
+	inv.quiet = o.quiet;
+	st = o.replay ? replay(&o, &inv) : live(&o, &inv);
+	if (st == HAZ_OK || st == HAZ_FAIL)
+		emit_inv(&o, &inv); /* what parsed, even when a call failed */
+	if (inv.failed && st == HAZ_OK)
+		st = HAZ_FAIL;
+	smi_free(&inv);
+	return nd_finish(st);
+}
