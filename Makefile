@@ -18,7 +18,7 @@ DATADIR ?= $(PREFIX)/share/k8shazgpu
 CC ?= cc
 PKG_CONFIG ?= pkg-config
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Ilib \
+CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote lib \
 	-DHAZ_VERSION=\"$(VERSION)\"
 
 ifneq ($(SANITIZE),)

@@ -7,6 +7,7 @@
 #include "err.h"
 #include "gpuobj.h"
 #include "mig.h"
+#include "quantity.h"
 
 /* ---- small accessors ------------------------------------------------- */
 
@@ -453,7 +454,8 @@ device(const json_t *g, long long seq)
 	const json_t *m = mig_of(g);
 	const struct family *f = family_of(sget(g, "compute_cap"));
 	json_t *attrs = json_object();
-	char name[96], mem[32];
+	char name[96], mem[QTY_BUFSIZE];
+	struct qty q;
 
 	device_name(g, name, sizeof name, seq);
 	attr(attrs, "type", "string", json_string(m ? "mig" : "gpu"));
@@ -470,7 +472,9 @@ device(const json_t *g, long long seq)
 		attr(attrs, "parentUUID", "string", opt_string(sget(m, "parent_uuid")));
 		attr(attrs, "parentIndex", "int", json_integer(iget(g, "index", 0)));
 	}
-	snprintf(mem, sizeof mem, "%lldMi", iget(g, "memory_mib", 0));
+	/* the canonical form, as the API server stores it ("20Gi") */
+	qty_from_int(&q, iget(g, "memory_mib", 0) * 1024 * 1024, QTY_BINARY_SI);
+	qty_format(&q, mem);
 	return json_pack("{s:s, s:o, s:{s:{s:s}}}", "name", name, "attributes",
 		attrs, "capacity", "memory", "value", mem);
 }

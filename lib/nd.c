@@ -92,7 +92,8 @@ nd_read(struct nd_reader *r, json_t **out)
 void
 nd_write(json_t *rec)
 {
-	if (json_dumpf(rec, stdout, JSON_COMPACT | JSON_ENCODE_ANY) < 0 ||
+	if (json_dumpf(rec, stdout, JSON_COMPACT | JSON_ENCODE_ANY |
+			   JSON_REAL_PRECISION(15)) < 0 ||
 		putchar('\n') == EOF || fflush(stdout) == EOF)
 		err_die(HAZ_FAIL, "<stdout>: write error:");
 }

@@ -685,7 +685,6 @@ parse_node(struct y2j_stream *s, yaml_event_t *ev)
 	json_t *v = NULL;
 
 	s->deepest = s->depth;
-
 	switch (ev->type) {
 	case YAML_ALIAS_EVENT:
 		v = expand_alias(s, ev);

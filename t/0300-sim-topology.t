@@ -5,12 +5,14 @@
 
 command -v yaml2json >/dev/null 2>&1 || skip_all "yaml2json not built"
 
+# the keys the simulator sets itself, not those the GPUs add
+own='def own: with_entries(select(.key | test("^(nvidia.com|agentaflow.gpu)/") | not));'
 caps='jq -r "[.metadata.name, (.status.capacity | to_entries | map(\"\(.key)=\(.value)\") | join(\" \"))] | join(\": \")"'
 
 check_output 'seed-mig: small has 28 x 1g.10gb, medium 12 x 2g.20gb and 4 x 1g.10gb' \
 	"k8shazgpu-sim nodes '$TOP/manifests/sim/seed-mig.yaml' | $caps" <<'EOF'
-small: cpu=64 memory=512Gi pods=110 nvidia.com/gpu=0 nvidia.com/mig-1g.10gb=28
-medium: cpu=64 memory=512Gi pods=110 nvidia.com/gpu=0 nvidia.com/mig-1g.10gb=4 nvidia.com/mig-2g.20gb=12
+small: cpu=64 memory=512Gi pods=110 nvidia.com/mig-1g.10gb=28
+medium: cpu=64 memory=512Gi pods=110 nvidia.com/mig-2g.20gb=12 nvidia.com/mig-1g.10gb=4
 EOF
 
 check_output 'capacity equals allocatable' \
@@ -20,7 +22,7 @@ true
 EOF
 
 check_output 'a KWOK node: annotation, labels, taint' \
-	"k8shazgpu-sim nodes '$TOP/manifests/sim/seed-mig.yaml' | head -n 1 | jq -c '.metadata.annotations, .metadata.labels, .spec.taints'" <<'EOF'
+	"k8shazgpu-sim nodes '$TOP/manifests/sim/seed-mig.yaml' | head -n 1 | jq -c '$own (.metadata.annotations | own), (.metadata.labels | own), .spec.taints'" <<'EOF'
 {"kwok.x-k8s.io/node":"fake"}
 {"type":"kwok","kubernetes.io/hostname":"small","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64"}
 [{"key":"kwok.x-k8s.io/node","value":"fake","effect":"NoSchedule"}]
@@ -49,10 +51,16 @@ nodes:
   annotations: {note: hi}
 EOF
 check_output 'migByGPU overrides mig per GPU; labels merge with defaults' \
-	"k8shazgpu-sim nodes mixed.yaml | $caps && k8shazgpu-sim nodes mixed.yaml | jq -c '.metadata.labels, .metadata.annotations'" <<'EOF'
-mixed: cpu=8 memory=256Gi pods=110 nvidia.com/gpu=1 nvidia.com/mig-3g.40gb=2 nvidia.com/mig-7g.80gb=2
+	"k8shazgpu-sim nodes mixed.yaml | $caps && k8shazgpu-sim nodes mixed.yaml | jq -c '$own (.metadata.labels | own), (.metadata.annotations | own)'" <<'EOF'
+mixed: cpu=8 memory=256Gi pods=110 nvidia.com/mig-3g.40gb=2 nvidia.com/mig-7g.80gb=2 nvidia.com/gpu=1
 {"zone":"a","rack":"7","type":"kwok","kubernetes.io/hostname":"mixed","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","node.kubernetes.io/instance-type":"p5.48xlarge"}
 {"note":"hi","kwok.x-k8s.io/node":"fake"}
+EOF
+
+check_output 'the GPUs add GPU feature discovery and AgentaFlow labels' \
+	"k8shazgpu-sim nodes '$TOP/manifests/sim/seed-mig.yaml' | jq -r '[.metadata.name, .metadata.labels[\"nvidia.com/mig.strategy\"], .metadata.labels[\"nvidia.com/gpu.product\"], .metadata.labels[\"agentaflow.gpu/count\"]] | join(\" \")'" <<'EOF'
+small mixed NVIDIA-H200 4
+medium mixed NVIDIA-H200 4
 EOF
 
 check 'the shipped topologies validate' \

@@ -1,11 +1,10 @@
 #!/bin/sh
-# The simulated cluster t/run started with the seed-mig topology: nodes Ready
+# The simulated cluster t/run started with the test topology: nodes Ready
 # with their exact MIG capacities, kube-scheduler placing MIG pods and KWOK
 # running them, a 13th 2g.20gb pod left Pending, every listener on loopback.
 . "$(dirname "$0")/lib.sh"
 
-[ -n "${K8SHAZGPU_SIM_DIR:-}" ] && [ -f "$K8SHAZGPU_SIM_DIR/state" ] ||
-	skip_all "no k8shazgpu-sim cluster (run under t/run)"
+need_cluster
 . "$K8SHAZGPU_SIM_DIR/state"
 NS=t9000-sim
 k() { k8shazgpu-sim kubectl "$@"; }
@@ -41,7 +40,11 @@ apiserver running
 controller-manager running
 scheduler running
 kwok running
-nodes 2
+agent small
+agent medium
+agent h100
+agent l4
+nodes 4
 EOF
 
 check_output 'env: KUBECONFIG first, then the etcd endpoint and the state directory' \
@@ -56,10 +59,12 @@ check 'the etcd endpoint answers' 'curl -fsS "$(k8shazgpu-sim env | sed -n "s/^E
 check_output 'both nodes Ready with their exact MIG capacities' \
 	"k get nodes -l type=kwok -o json | jq -r '.items[] | [.metadata.name,
 		(.status.conditions[] | select(.type == \"Ready\") | .status),
-		.status.allocatable[\"nvidia.com/mig-1g.10gb\"], .status.allocatable[\"nvidia.com/mig-2g.20gb\"] // \"-\",
-		.status.allocatable[\"nvidia.com/gpu\"]] | join(\" \")' | sort" <<'EOF'
-medium True 4 12 0
-small True 28 - 0
+		.status.allocatable[\"nvidia.com/mig-1g.10gb\"] // \"-\", .status.allocatable[\"nvidia.com/mig-2g.20gb\"] // \"-\",
+		.status.allocatable[\"nvidia.com/gpu\"] // \"-\"] | join(\" \")' | sort" <<'EOF'
+h100 True - - 2
+l4 True - - 2
+medium True 4 12 -
+small True 28 - -
 EOF
 
 check 'resource.k8s.io/v1 is served (DRA)' \
@@ -97,7 +102,7 @@ check_output 'the 13th stays Pending: Insufficient nvidia.com/mig-2g.20gb' \
 	 k get events -n "$NS" --field-selector involvedObject.name=mig-13 -o json |
 		jq -r "[.items[].reason] | unique | .[]"' <<'EOF'
 Pending
-0/2 nodes are available: 2 Insufficient nvidia.com/mig-2g.20gb.
+0/4 nodes are available: 4 Insufficient nvidia.com/mig-2g.20gb.
 FailedScheduling
 EOF
 

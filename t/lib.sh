@@ -30,6 +30,17 @@ plan() { echo "1..$1"; }
 
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }
 
+# need_cluster stops the script, as a failure, unless t/run started the
+# shared cluster; exports its KUBECONFIG.
+need_cluster() {
+	if [ -z "${K8SHAZGPU_SIM_DIR:-}" ] || [ ! -f "$K8SHAZGPU_SIM_DIR/state" ]; then
+		echo "Bail out! no k8shazgpu-sim cluster: run this test with t/run"
+		exit 1
+	fi
+	KUBECONFIG=$K8SHAZGPU_SIM_DIR/kubeconfig
+	export KUBECONFIG
+}
+
 t_result() {
 	t_n=$((t_n + 1))
 	if [ "$1" -eq 0 ]; then

@@ -1,0 +1,238 @@
+#!/bin/sh
+# claim-watch against the simulated cluster: ConfigMaps created, changed and
+# deleted while watching come out exactly once and in order; so do changes
+# made after kube-apiserver is stopped and restarted mid-watch; a forced 410
+# (apiserver restarted and etcd compacted while the watcher is frozen)
+# becomes a relist and exactly the difference; a paged -1 list equals
+# kubectl's; CRDs, DRA and apps resources resolve; a user without rights
+# gets a one-line 403, a resource that does not exist a one-line refusal.
+. "$(dirname "$0")/lib.sh"
+
+[ -n "${K8SHAZGPU_TEST_KUBECONFIG:-}" ] && [ -n "${K8SHAZGPU_SIM_DIR:-}" ] &&
+	[ -f "$K8SHAZGPU_SIM_DIR/state" ] ||
+	skip_all "no k8shazgpu-sim cluster (run under t/run)"
+KUBECONFIG=$K8SHAZGPU_TEST_KUBECONFIG
+export KUBECONFIG
+eval "$(k8shazgpu-sim env | grep '^ETCD_ENDPOINT=')"
+NS=t9100-claim-watch
+CRD=widgets.t9100.example.com
+k() { k8shazgpu-sim kubectl "$@"; }
+
+# Generous waits: under valgrind claim-watch starts slowly.
+WAIT=90
+
+# until_true SECONDS CMD...: retry CMD every 0.2 s until it succeeds.
+until_true() {
+	n=$(($1 * 5))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.2
+	done
+}
+has() { grep -q -- "$2" "$1"; }
+lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+
+# cm NAME LABEL V: make a labelled ConfigMap with data v=V.
+cm() {
+	printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s","namespace":"%s","labels":{"t9100":"%s"}},"data":{"v":"%s"}}' \
+		"$1" "$NS" "$2" "$3" | k create -f - >/dev/null
+}
+setv() { k -n "$NS" patch cm "$1" --type merge -p "{\"data\":{\"v\":\"$2\"}}" >/dev/null; }
+rmcm() { k -n "$NS" delete cm "$1" >/dev/null; }
+brief() { jq -c '[.type, .object.metadata.name, .object.data.v]' "$@"; }
+
+# watcher NAME ARGS...: claim-watch in the background, output in NAME.out
+# and NAME.err; WATCHER is its pid.
+watcher() {
+	name=$1
+	shift
+	claim-watch -v -n "$NS" "$@" configmaps >"$name.out" 2>"$name.err" &
+	WATCHER=$!
+}
+# finish NAME: wait for the watcher; its exit status goes to NAME.rc.
+finish() {
+	wait "$WATCHER"
+	echo $? >"$1.rc"
+}
+
+restart_apiserver() {
+	k8shazgpu-sim stop apiserver >/dev/null 2>&1
+	k8shazgpu-sim start apiserver >/dev/null 2>&1
+}
+etcd_revision() {
+	curl -sS -X POST "$ETCD_ENDPOINT/v3/kv/range" -d '{"key":"AA=="}' | jq -r .header.revision
+}
+compact_etcd() {
+	curl -sS -X POST "$ETCD_ENDPOINT/v3/kv/compaction" \
+		-d "{\"revision\":\"$(etcd_revision)\",\"physical\":true}" >/dev/null
+}
+
+cleanup() {
+	kill -CONT "$WATCHER" 2>/dev/null
+	kill "$WATCHER" 2>/dev/null
+	k8shazgpu-sim start apiserver >/dev/null 2>&1
+	k delete namespace "$NS" --wait=false >/dev/null 2>&1
+	k delete crd "$CRD" --wait=false >/dev/null 2>&1
+}
+WATCHER=
+trap cleanup EXIT
+
+k delete namespace "$NS" --ignore-not-found --wait=true >/dev/null 2>&1
+k create namespace "$NS" >/dev/null
+
+# ---- create, change, delete --------------------------------------------
+
+cm pre seq 1
+watcher seq -l t9100=seq -c 7 -t 180
+until_true $WAIT has seq.err 'watching'
+cm a seq 1
+cm b seq 1
+setv a 2
+rmcm b
+setv a 3
+rmcm a
+finish seq
+
+check_output 'create/change/delete while watching: each once, in order' 'brief seq.out' <<'EOF'
+["ADDED","pre","1"]
+["ADDED","a","1"]
+["ADDED","b","1"]
+["MODIFIED","a","2"]
+["DELETED","b","1"]
+["MODIFIED","a","3"]
+["DELETED","a","3"]
+EOF
+check '-c 7 ends the watch with status 0' 'test "$(cat seq.rc)" = 0'
+check 'events are whole objects with kind and apiVersion' \
+	'jq -e "select(.object.kind != \"ConfigMap\" or .object.apiVersion != \"v1\" or
+		.object.metadata.namespace != \"$NS\" or (.object.metadata.uid | length) != 36)" seq.out >bad.out;
+	 ! test -s bad.out'
+
+# ---- kube-apiserver restarted mid-watch --------------------------------
+
+cm r0 restart 1
+watcher restart -l t9100=restart -c 6 -t 240
+until_true $WAIT has restart.err 'watching'
+cm r1 restart 1
+until_true $WAIT has restart.out '"r1"'
+restart_apiserver
+# once the watcher shows this one, it is back; what follows must come once
+cm r2-sync restart 1
+until_true $WAIT has restart.out '"r2-sync"'
+setv r1 2
+cm r3 restart 1
+rmcm r0
+finish restart
+
+check_output 'changes after an apiserver restart: each once, in order' 'brief restart.out' <<'EOF'
+["ADDED","r0","1"]
+["ADDED","r1","1"]
+["ADDED","r2-sync","1"]
+["MODIFIED","r1","2"]
+["ADDED","r3","1"]
+["DELETED","r0","1"]
+EOF
+check 'the watcher lost its connection and resumed, status 0' \
+	'test "$(cat restart.rc)" = 0 && test "$(grep -c "watching" restart.err)" -ge 2'
+sed 's/^/# /' restart.err
+
+# ---- a forced 410: relist and the difference ---------------------------
+
+cm del gone 1
+cm keep gone 1
+cm mod gone 1
+watcher gone -l t9100=gone -c 6 -t 240
+until_true $WAIT has gone.err 'watching'
+kill -STOP "$WATCHER"
+# while it is frozen: its connection drops, things change, the new
+# apiserver's watch cache starts after the changes, etcd forgets them
+restart_apiserver
+cm new gone 2
+setv mod 2
+rmcm del
+k8shazgpu-sim stop apiserver >/dev/null 2>&1
+compact_etcd
+k8shazgpu-sim start apiserver >/dev/null 2>&1
+kill -CONT "$WATCHER"
+finish gone
+
+check_output 'after 410: ADDED, MODIFIED, DELETED for exactly what changed' 'brief gone.out' <<'EOF'
+["ADDED","del","1"]
+["ADDED","keep","1"]
+["ADDED","mod","1"]
+["MODIFIED","mod","2"]
+["ADDED","new","2"]
+["DELETED","del","1"]
+EOF
+check 'the 410 was met and answered by a new list' \
+	'test "$(cat gone.rc)" = 0 && grep -q "410" gone.err && grep -q "listing again" gone.err'
+sed 's/^/# /' gone.err
+
+# ---- paging -------------------------------------------------------------
+
+for i in 1 2 3 4 5; do cm page-$i page $i; done
+strip='del(.metadata.managedFields)'
+check 'a -1 list in pages of 2 equals kubectl get -o json, item for item' \
+	"claim-watch -1 -L 2 -n $NS -l t9100=page configmaps | jq -S -c '.object | $strip' >ours &&
+	 k get configmaps -n $NS -l t9100=page -o json | jq -S -c '.items[] | $strip' >theirs &&
+	 test \$(wc -l <ours) = 5 && cmp ours theirs"
+check 'every -1 event is ADDED' \
+	"claim-watch -1 -L 2 -n $NS -l t9100=page cm | jq -r .type | uniq -c | grep -qx ' *5 ADDED'"
+
+# ---- resources by every name -------------------------------------------
+
+cat >crd.json <<EOF
+{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+ "metadata": {"name": "$CRD"},
+ "spec": {"group": "t9100.example.com", "scope": "Namespaced",
+  "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wdg"]},
+  "versions": [{"name": "v1", "served": true, "storage": true,
+   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}}
+EOF
+k create -f crd.json >/dev/null
+k wait --for condition=established --timeout=60s crd/$CRD >/dev/null
+printf '{"apiVersion":"t9100.example.com/v1","kind":"Widget","metadata":{"name":"w1","namespace":"%s"},"spec":{"size":3}}' \
+	"$NS" >w1.json
+until_true 30 k create -f w1.json
+widget_names() { for r in "$@"; do claim-watch -1 -n "$NS" "$r" | jq -r '[.type, .object.kind, .object.metadata.name] | join(" ")'; done; }
+until_true 30 claim-watch -1 -n "$NS" wdg
+check_output 'a CRD by plural.group, group/version/plural, singular, kind, short name' \
+	"widget_names $CRD t9100.example.com/v1/widgets widget Widget wdg widgets.v1.t9100.example.com" <<'EOF'
+ADDED Widget w1
+ADDED Widget w1
+ADDED Widget w1
+ADDED Widget w1
+ADDED Widget w1
+ADDED Widget w1
+EOF
+
+count() { claim-watch -1 -A "$1" | wc -l; }
+kcount() { k get "$1" -A -o json | jq '.items | length'; }
+for r in resourceslices.resource.k8s.io deviceclasses.resource.k8s.io \
+	deployments.apps apps/v1/deployments po nodes v1/namespaces leases.coordination.k8s.io; do
+	check "claim-watch -1 -A $r lists what kubectl lists" \
+		"test \"\$(count $r)\" = \"\$(kcount ${r##*/})\""
+done
+
+# ---- refusals -------------------------------------------------------------
+
+check_output 'a user without rights: one-line 403, exit 1' \
+	"must_fail 1 claim-watch --kubeconfig '$K8SHAZGPU_SIM_DIR/kubeconfig-nobody' -n $NS configmaps 2>&1" <<EOF
+claim-watch: GET /api/v1/namespaces/$NS/configmaps: 403 Forbidden: configmaps is forbidden: User "nobody" cannot list resource "configmaps" in API group "" in the namespace "$NS"
+EOF
+check_output 'a resource that does not exist: exit 1' \
+	"must_fail 1 claim-watch podz 2>&1 | sed 's/:[0-9]*\$/:PORT/'" <<'EOF'
+claim-watch: no resource "podz" on https://127.0.0.1:PORT
+EOF
+check_output 'a group that does not exist: exit 1' \
+	"must_fail 1 claim-watch nope.example.com/v1/things 2>&1 | sed 's/:[0-9]*\$/:PORT/'" <<'EOF'
+claim-watch: no resource "nope.example.com/v1/things" on https://127.0.0.1:PORT
+EOF
+check_output 'a context the kubeconfig lacks: exit 1' \
+	"must_fail 1 claim-watch --context nowhere pods 2>&1" <<EOF
+claim-watch: kubeconfig: $KUBECONFIG: context "nowhere" not found
+EOF
+
+done_testing

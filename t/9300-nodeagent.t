@@ -1,0 +1,183 @@
+#!/bin/sh
+# Node agents publish every simulated node: GPU feature discovery labels,
+# DRA ResourceSlices the real kube-scheduler allocates from, and a
+# re-partition or removal reflected after one cycle with nothing stale.
+. "$(dirname "$0")/lib.sh"
+need_cluster
+NS=t9300-nodeagent
+D=$K8SHAZGPU_SIM_DIR
+k() { k8shazgpu-sim kubectl "$@"; }
+
+# SECONDS CMD...: retry CMD once a second until it succeeds or time is up.
+eventually() {
+	n=$1
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 1
+	done
+}
+
+# One cycle of NODE's agent against the topology file FILE.
+cycle() { k8shazgpu-nodeagent -1 -N "$1" -t "$2" 2>/dev/null; }
+
+slices() {
+	k get resourceslices -o json | jq -r '.items[] | select(.spec.driver == "gpu.canhazgpu.dev")
+		| [.spec.nodeName, (.spec.devices | length),
+		   (.spec.devices | map(.attributes.type.string) | unique | join("+"))] | join(" ")' | sort
+}
+
+check_output 'kubectl get nodes -L shows the GPU feature discovery labels' \
+	'k get nodes -L nvidia.com/gpu.product -L nvidia.com/gpu.count -L nvidia.com/mig.strategy |
+	 awk "{print \$1, \$2, \$6, \$7, \$8}"' <<'EOF'
+NAME STATUS GPU.PRODUCT GPU.COUNT MIG.STRATEGY
+h100 Ready NVIDIA-H100-80GB-HBM3 2 none
+l4 Ready NVIDIA-L4 2 none
+medium Ready NVIDIA-H200 4 mixed
+small Ready NVIDIA-H200 4 mixed
+EOF
+
+check_output 'per-profile MIG labels and AgentaFlow labels' \
+	'k get nodes -o json | jq -r ".items[] | .metadata.labels | [.[\"kubernetes.io/hostname\"],
+		.[\"nvidia.com/mig-1g.10gb.count\"] // \"-\", .[\"nvidia.com/mig-2g.20gb.count\"] // \"-\",
+		.[\"agentaflow.gpu/enabled\"], .[\"agentaflow.gpu/count\"], .[\"agentaflow.gpu/utilization-tier\"]]
+		| join(\" \")" | sort' <<'EOF'
+h100 - - true 2 low
+l4 - - true 2 low
+medium 4 12 true 4 low
+small 28 - true 4 low
+EOF
+
+check_output 'the AgentaFlow annotations: devices, status, last-update' \
+	'k get node medium -o json | jq -r ".metadata.annotations | (.[\"agentaflow.gpu/devices\"] | fromjson | length),
+		(.[\"agentaflow.gpu/status\"] | fromjson | .health),
+		(.[\"agentaflow.gpu/last-update\"] | test(\"^[0-9-]+T[0-9:]+Z$\"))"' <<'EOF'
+20
+ok
+true
+EOF
+
+check_output 'one ResourceSlice per node: MIG devices, or whole GPUs' 'slices' <<'EOF'
+h100 2 gpu
+l4 2 gpu
+medium 16 mig
+small 28 mig
+EOF
+
+check_output 'the DeviceClasses apply through yaml2json | claim-make -a' \
+	'yaml2json "$TOP/manifests/deviceclasses.yaml" | claim-make -a | jq -r "[.op, .ref] | join(\" \")"' <<'EOF'
+apply resource.k8s.io/v1/DeviceClass/gpu.canhazgpu.dev
+apply resource.k8s.io/v1/DeviceClass/mig.canhazgpu.dev
+EOF
+
+k create namespace "$NS" >/dev/null 2>&1
+eventually 60 k get serviceaccount default -n "$NS"
+
+# NAME CLASS CEL: a claim template for one device, and a pod using it.
+claim_pod() {
+	cat <<EOF
+{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+ "metadata": {"name": "$1", "namespace": "$NS"},
+ "spec": {"spec": {"devices": {"requests": [{"name": "dev", "exactly": {
+   "deviceClassName": "$2", "selectors": [{"cel": {"expression": "$3"}}]}}]}}}}
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "$1", "namespace": "$NS"},
+ "spec": {"tolerations": [{"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}],
+  "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": "$1"}],
+  "containers": [{"name": "main", "image": "registry.invalid/none:0",
+   "resources": {"claims": [{"name": "dev"}]}}]}}
+EOF
+}
+running() { [ "$(k get pod "$1" -n "$NS" -o jsonpath='{.status.phase}')" = Running ]; }
+allocation() {
+	k get pod "$1" -n "$NS" -o jsonpath='{.spec.nodeName}{"\n"}' &&
+	k get resourceclaims -n "$NS" -o json | jq -r --arg p "$1" '.items[]
+		| select(.metadata.annotations["resource.kubernetes.io/pod-claim-name"] == "dev"
+			and .metadata.ownerReferences[0].name == $p)
+		| .status.allocation.devices.results[] | "\(.pool) \(.device | sub("-[0-9]+-mig-"; "-N-mig-") | sub("-[0-9]+$"; "-M"))"'
+}
+
+check_output 'a claim for a 2g.20gb MIG device is allocated on medium and its pod runs' \
+	'claim_pod mig2g mig.canhazgpu.dev "device.attributes[\"gpu.canhazgpu.dev\"].profile == \"2g.20gb\"" |
+	 k create -f - >/dev/null && eventually 90 running mig2g && allocation mig2g' <<'EOF'
+medium
+medium gpu-N-mig-2g-20gb-M
+EOF
+
+check_output 'a claim for a whole GPU with at least 40Gi goes to h100, not l4' \
+	'claim_pod big gpu.canhazgpu.dev "device.capacity[\"gpu.canhazgpu.dev\"].memory.compareTo(quantity(\"40Gi\")) >= 0" |
+	 k create -f - >/dev/null && eventually 90 running big && allocation big | sed "s/gpu-[01]$/gpu-X/"' <<'EOF'
+h100
+h100 gpu-X
+EOF
+
+k delete namespace "$NS" --wait=true >/dev/null 2>&1
+
+# Re-partition GPU 0 of medium into seven 1g.10gb, then remove its GPUs.
+cp "$D/topology.yaml" orig.yaml
+sed '/^- name: medium/a\  migByGPU: {"0": [1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb]}' \
+	orig.yaml >repart.yaml
+sed '/^- name: medium/,/^- name/ s/^  gpus: 4/  gpus: 0/' orig.yaml >gone.yaml
+medium_state() {
+	k get node medium -o json | jq -r '[.metadata.labels | to_entries[] | select(.key | startswith("nvidia.com/mig-"))
+		| select(.key | endswith(".count")) | "\(.key)=\(.value)"] | sort | join(" "),
+		([.status.allocatable | to_entries[] | select(.key | startswith("nvidia.com/")) | "\(.key)=\(.value)"] | sort | join(" ")),
+		(.metadata.labels["nvidia.com/gpu.present"] // "no gpu.present label")'
+	slices | grep '^medium' || echo "no medium slice"
+}
+
+check_output 're-partitioned: labels, resources and devices follow after one cycle' \
+	'cp repart.yaml "$D/topology.yaml" && cycle medium "$D/topology.yaml" && medium_state' <<'EOF'
+nvidia.com/mig-1g.10gb.count=10 nvidia.com/mig-2g.20gb.count=9
+nvidia.com/mig-1g.10gb=10 nvidia.com/mig-2g.20gb=9
+true
+medium 19 mig
+EOF
+
+check 'no device of the old layout of GPU 0 is left' \
+	'test "$(k get resourceslice medium-0.gpu.canhazgpu.dev -o json | jq "[.spec.devices[].name | select(startswith(\"gpu-0-mig-2g\"))] | length")" = 0'
+
+check_output 'GPUs removed: every GPU label, resource and slice goes' \
+	'cp gone.yaml "$D/topology.yaml" && cycle medium "$D/topology.yaml" && medium_state' <<'EOF'
+
+
+no gpu.present label
+no medium slice
+EOF
+
+cat >impossible.yaml <<'EOF'
+nodes:
+- name: medium
+  gpus: 1
+  mig: [4g.40gb, 4g.40gb]
+EOF
+check_output 'restored; then an impossible layout publishes nothing and the last state stays' \
+	'cp orig.yaml "$D/topology.yaml" && cycle medium "$D/topology.yaml" &&
+	 { k8shazgpu-nodeagent -1 -N medium -t impossible.yaml 2>err; echo "exit $?"; } &&
+	 grep -c "probe failed" err && medium_state' <<'EOF'
+exit 1
+1
+nvidia.com/mig-1g.10gb.count=4 nvidia.com/mig-2g.20gb.count=12
+nvidia.com/mig-1g.10gb=4 nvidia.com/mig-2g.20gb=12
+true
+medium 16 mig
+EOF
+
+# A live probe whose nvidia-smi prints garbage publishes nothing either.
+cat >nvidia-smi <<'EOF'
+#!/bin/sh
+echo "this is not a csv line"
+EOF
+chmod +x nvidia-smi
+check_output 'garbage from nvidia-smi leaves the published state in place' \
+	'{ k8shazgpu-nodeagent -1 -N l4 -- -s ./nvidia-smi 2>err; echo "exit $?"; } &&
+	 k get node l4 -o jsonpath="{.metadata.labels.nvidia\.com/gpu\.product} {.status.allocatable.nvidia\.com/gpu}{\"\\n\"}"' <<'EOF'
+exit 1
+NVIDIA-L4 2
+EOF
+
+check_output 'a second cycle with nothing changed rewrites no slice' \
+	'cycle small "$D/topology.yaml" && k8shazgpu-nodeagent -1 -N small -t "$D/topology.yaml" 2>&1 | sed "s/.*;//"' <<'EOF'
+ 1 writes, 1 unchanged (status 0)
+EOF
+done_testing
