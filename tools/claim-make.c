@@ -303,6 +303,57 @@ sync_slices(struct ctx *c, const char *node, const json_t *devices,
 	json_decref(have);
 }
 
+/* stale_keys returns an object mapping to null every key of have (the
+ * node's labels or annotations) under our prefixes that want lacks. */
+static json_t *
+stale_keys(const json_t *have, const json_t *want)
+{
+	json_t *out = json_object(), *v;
+	const char *key;
+
+	json_object_foreach((json_t *)have, key, v)
+		if ((!strncmp(key, GOBJ_NVIDIA_PREFIX, strlen(GOBJ_NVIDIA_PREFIX)) ||
+			!strncmp(key, GOBJ_AGENTAFLOW_PREFIX, strlen(GOBJ_AGENTAFLOW_PREFIX))) &&
+			!json_object_get(want, key))
+			json_object_set_new(out, key, json_null());
+	return out;
+}
+
+/* remove_stale deletes the GPU labels and annotations the node carries
+ * but obj no longer has. Server-side apply removes those this field
+ * manager set alone; this also takes those another writer set or
+ * shares, such as the node's creator. */
+static void
+remove_stale(struct ctx *c, const char *node, const json_t *current,
+	const json_t *obj)
+{
+	const json_t *have = json_object_get(current, "metadata");
+	const json_t *want = json_object_get(obj, "metadata");
+	json_t *labels = stale_keys(json_object_get(have, "labels"),
+		json_object_get(want, "labels"));
+	json_t *ann = stale_keys(json_object_get(have, "annotations"),
+		json_object_get(want, "annotations"));
+	json_t *patch, *ans;
+	struct kube_error e;
+	char *path;
+
+	if (json_object_size(labels) + json_object_size(ann) > 0) {
+		patch = json_pack("{s:{s:O, s:O}}", "metadata", "labels", labels,
+			"annotations", ann);
+		path = easprintf("/api/v1/nodes/%s", node);
+		if ((ans = kube_patch(c->k, path, KUBE_PATCH_MERGE, patch, &e))) {
+			print_result("unlabel", obj);
+			json_decref(ans);
+		} else {
+			fail(c, &e, node);
+		}
+		free(path);
+		json_decref(patch);
+	}
+	json_decref(labels);
+	json_decref(ann);
+}
+
 /* publish writes one node's objects. */
 static void
 publish(struct ctx *c, const char *node, const json_t *gpus)
@@ -326,6 +377,7 @@ publish(struct ctx *c, const char *node, const json_t *gpus)
 		if (!current) {
 			fail(c, &e, node);
 		} else {
+			remove_stale(c, node, current, obj);
 			emit(c, obj);
 			sync_slices(c, node, devices, current);
 			json_decref(current);
