@@ -162,31 +162,75 @@ apply_status(struct applier *a, const char *path, const json_t *obj,
 	return ans;
 }
 
+/* apply_status_ssa applies obj's status to the status subresource with
+ * server-side apply: only the fields given change. */
+static json_t *
+apply_status_ssa(struct applier *a, const char *path, const json_t *obj,
+	struct kube_error *e)
+{
+	char *spath = easprintf("%s/status", path);
+	json_t *body = json_pack("{s:O, s:O, s:{s:O, s:O*}, s:O}", "apiVersion",
+		json_object_get(obj, "apiVersion"), "kind", json_object_get(obj, "kind"),
+		"metadata", "name", json_object_get(json_object_get(obj, "metadata"), "name"),
+		"namespace", json_object_get(json_object_get(obj, "metadata"), "namespace"),
+		"status", json_object_get(obj, "status"));
+	json_t *ans = kube_apply(a->k, spath, body, a->manager, 1, e);
+
+	json_decref(body);
+	free(spath);
+	return ans;
+}
+
+/* only_status: obj carries nothing to apply but its status (metadata
+ * holds no more than names). */
+static int
+only_status(const json_t *obj)
+{
+	const json_t *m = json_object_get(obj, "metadata");
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)obj, key, v)
+		if (strcmp(key, "apiVersion") && strcmp(key, "kind") &&
+			strcmp(key, "metadata") && strcmp(key, "status"))
+			return 0;
+	json_object_foreach((json_t *)m, key, v)
+		if (strcmp(key, "name") && strcmp(key, "namespace"))
+			return 0;
+	return 1;
+}
+
 json_t *
 ap_apply(struct applier *a, const json_t *obj, struct kube_error *e)
 {
 	char *path = ap_path(a, obj, 1, e);
-	json_t *body, *ans, *res;
-	int node_status;
+	const json_t *status = json_object_get(obj, "status");
+	int node = strcmp(sget(obj, "kind"), "Node") == 0;
+	json_t *body, *ans = NULL, *res, *st;
+	const char *op = "apply";
 
 	if (!path)
 		return NULL;
-	node_status = json_object_get(obj, "status") &&
-		strcmp(sget(obj, "kind"), "Node") == 0;
-	body = json_deep_copy(obj);
-	json_object_del(body, "status");
-	ans = kube_apply(a->k, path, body, a->manager, 1, e);
-	json_decref(body);
-	if (ans && node_status) {
-		json_t *st = apply_status(a, path, obj, ans, e);
-
+	if (!status || !only_status(obj)) {
+		body = json_deep_copy(obj);
+		json_object_del(body, "status");
+		ans = kube_apply(a->k, path, body, a->manager, 1, e);
+		json_decref(body);
+		if (!ans)
+			goto out;
+	}
+	if (status) {
+		op = ans ? "apply+status" : "status";
+		st = node ? apply_status(a, path, obj, ans, e)
+			  : apply_status_ssa(a, path, obj, e);
 		json_decref(ans);
 		ans = st;
 	}
+out:
 	free(path);
 	if (!ans)
 		return NULL;
-	res = result(node_status ? "apply+status" : "apply", obj, ans);
+	res = result(op, obj, ans);
 	json_decref(ans);
 	return res;
 }

@@ -5,7 +5,10 @@
  * are cached). A Node that carries a status also gets that status
  * merge-patched into its status subresource, with every nvidia.com/
  * extended resource it does not name removed, so a re-partitioned GPU
- * leaves nothing stale. Each call returns a `result` record:
+ * leaves nothing stale. Any other object with a status has it applied to
+ * its status subresource by server-side apply too; an object that holds
+ * only names and a status writes the status alone (op "status").
+ * Each call returns a `result` record:
  *   {"kind":"result","op":"apply","ref":"v1/Node/small",
  *    "resourceVersion":"123"} */
 #ifndef HAZ_APPLY_H

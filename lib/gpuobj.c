@@ -289,11 +289,16 @@ device_list(const json_t *gpus)
 	json_array_foreach(gpus, i, g) {
 		const json_t *m = mig_of(g);
 
-		json_array_append_new(list, json_pack("{s:I, s:s?, s:s?, s:I, s:s?, s:s?}",
+		json_array_append_new(list, json_pack(
+			"{s:I, s:s?, s:s?, s:I, s:O?, s:O?, s:b, s:s?, s:s?, s:s?}",
 			"index", (json_int_t)iget(g, "index", 0),
 			"uuid", sget(g, "uuid"), "product", sget(g, "product"),
 			"memory_mib", (json_int_t)iget(g, "memory_mib", 0),
+			"memory_used_mib", json_object_get(g, "memory_used_mib"),
+			"util_pct", json_object_get(g, "util_pct"),
+			"mig_enabled", json_is_true(json_object_get(g, "mig_enabled")),
 			"mig", m ? sget(m, "profile") : NULL,
+			"parent_uuid", m ? sget(m, "parent_uuid") : NULL,
 			"health", sget(g, "health")));
 	}
 	return list;

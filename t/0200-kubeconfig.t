@@ -145,9 +145,11 @@ check 'secrets never appear in the output' \
 	'for c in dev prod by-token-file both-tokens; do kc -k one.yaml -c $c; done >all.out &&
 	 ! grep -e abcdefgh -e s3cr3t -e the-token-wins -e "KEY ONE" -e "KEY DATA" all.out'
 
+# the token file changes once the first load is printed
 check_output 'a rotated tokenFile is read again when it changes' \
-	"(sleep 0.2; printf 'rotated\n' >certs/token; touch -d '2001-01-01' certs/token; echo) |
-	 kc -k one.yaml -c by-token-file -r | jq -r .token" <<'EOF'
+	"(until test -s rot.out; do sleep 0.1; done
+	  printf 'rotated\n' >certs/token; touch -d '2001-01-01' certs/token; echo) |
+	 kc -k one.yaml -c by-token-file -r >rot.out && jq -r .token rot.out" <<'EOF'
 <set: 16 bytes>
 <set: 7 bytes>
 EOF
