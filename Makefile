@@ -35,6 +35,7 @@ TOOLS = $(sort $(basename $(notdir $(wildcard tools/*.c))))
 claim-watch_PKGS = jansson libcurl yaml-0.1
 claim-make_PKGS = jansson libcurl yaml-0.1
 yaml2json_PKGS = jansson yaml-0.1
+stat-serve_PKGS = libmicrohttpd
 gpu-probe_PKGS = jansson yaml-0.1
 
 # t/unit/NAME.c are test drivers for lib/ functions; never installed.

@@ -37,6 +37,41 @@ check_output '-t x is a usage error (2)' \
 claim-watch: -t: not a positive number: x
 EOF
 
+# ---- the library pieces, offline ----------------------------------------
+
+# unit NAME ARGS: a test driver, under valgrind when asked.
+unit() {
+	u=$BUILD/unit/$1
+	shift
+	if [ "${VALGRIND:-}" = 1 ]; then
+		valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect "$u" "$@"
+	else
+		"$u" "$@"
+	fi
+}
+check_output 'the uid table: random puts, takes, deletes, growth, walks' \
+	'unit hmap 4 1 && unit hmap 4 99' <<'EOF'
+ok 4
+ok 4
+EOF
+check_output 'base64 round trips, every padding' \
+	'for s in "" f fo foo foob fooba foobar "a b"; do unit kube b64 "$s"; done' <<'EOF'
+
+Zg==
+Zm8=
+Zm9v
+Zm9vYg==
+Zm9vYmE=
+Zm9vYmFy
+YSBi
+EOF
+check_output 'paths and queries are percent-escaped' \
+	"unit kube escape 'a b/c?d=é~_.-' && unit kube query '/api/v1/pods?limit=2' labelSelector 'app in (a,b),x!=y'" <<'EOF'
+a%20b%2Fc%3Fd%3D%C3%A9~_.-
+/api/v1/pods?limit=2&labelSelector=app%20in%20%28a%2Cb%29%2Cx%21%3Dy
+EOF
+
 # ---- unreachable -------------------------------------------------------
 
 cat >unreachable.yaml <<'EOF'
