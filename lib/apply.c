@@ -200,8 +200,42 @@ only_status(const json_t *obj)
 	return 1;
 }
 
+static json_t *apply_named(struct applier *a, const json_t *obj,
+	struct kube_error *e);
+
+/* with_namespace returns a copy of obj naming its namespace: the
+ * applier's default when obj is namespaced and names none. */
+static json_t *
+with_namespace(struct applier *a, const json_t *obj, struct kube_error *e)
+{
+	struct kube_resource *r = resource(a, obj, e);
+	json_t *copy, *m;
+
+	if (!r)
+		return NULL;
+	copy = json_deep_copy(obj);
+	m = json_object_get(copy, "metadata");
+	if (r->namespaced && json_is_object(m) && !json_object_get(m, "namespace"))
+		json_object_set_new(m, "namespace", json_string(a->ns));
+	return copy;
+}
+
 json_t *
-ap_apply(struct applier *a, const json_t *obj, struct kube_error *e)
+ap_apply(struct applier *a, const json_t *given, struct kube_error *e)
+{
+	json_t *obj = with_namespace(a, given, e);
+	json_t *res;
+
+	if (!obj)
+		return NULL;
+	res = apply_named(a, obj, e);
+	json_decref(obj);
+	return res;
+}
+
+/* apply_named applies obj, whose namespace is settled. */
+static json_t *
+apply_named(struct applier *a, const json_t *obj, struct kube_error *e)
 {
 	char *path = ap_path(a, obj, 1, e);
 	const json_t *status = json_object_get(obj, "status");

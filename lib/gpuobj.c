@@ -290,7 +290,7 @@ device_list(const json_t *gpus)
 		const json_t *m = mig_of(g);
 
 		json_array_append_new(list, json_pack(
-			"{s:I, s:s?, s:s?, s:I, s:O?, s:O?, s:b, s:s?, s:s?, s:s?}",
+			"{s:I, s:s?, s:s?, s:I, s:O?, s:O?, s:b, s:s?, s:s?, s:s?, s:O*}",
 			"index", (json_int_t)iget(g, "index", 0),
 			"uuid", sget(g, "uuid"), "product", sget(g, "product"),
 			"memory_mib", (json_int_t)iget(g, "memory_mib", 0),
@@ -299,7 +299,9 @@ device_list(const json_t *gpus)
 			"mig_enabled", json_is_true(json_object_get(g, "mig_enabled")),
 			"mig", m ? sget(m, "profile") : NULL,
 			"parent_uuid", m ? sget(m, "parent_uuid") : NULL,
-			"health", sget(g, "health")));
+			"health", sget(g, "health"),
+			"reasons", json_array_size(json_object_get(g, "health_reasons")) ?
+				json_object_get(g, "health_reasons") : NULL));
 	}
 	return list;
 }

@@ -216,6 +216,90 @@ for r in resourceslices.resource.k8s.io deviceclasses.resource.k8s.io \
 		"test \"\$(count $r)\" = \"\$(kcount ${r##*/})\""
 done
 
+# ---- the REST calls of lib/kube.c (build/unit/kube) ------------------------
+
+kube() {
+	if [ "${VALGRIND:-}" = 1 ]; then
+		valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect "$BUILD/unit/kube" "$@"
+	else
+		"$BUILD/unit/kube" "$@"
+	fi
+}
+P=/api/v1/namespaces/$NS/configmaps
+obj() { printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"%s},"data":%s}' "$@"; }
+uid() { kube get "$P/$1" | jq -r .metadata.uid; }
+rv() { kube get "$P/$1" | jq -r .metadata.resourceVersion; }
+
+check_output 'create (POST), and a second create: 409 AlreadyExists, exit 1' \
+	"obj rest '' '{\"a\":\"1\"}' | kube create $P | jq -c '[.metadata.name, .data]' &&
+	 obj rest '' '{}' | kube create $P 2>&1; echo \$?" <<EOF
+["rest",{"a":"1"}]
+kube: POST $P: 409 Conflict: configmaps "rest" already exists
+kind=api status=409 reason=AlreadyExists
+1
+EOF
+check_output 'replace (PUT) with a stale resourceVersion: 409; without: replaced' \
+	"obj rest ',\"resourceVersion\":\"1\"' '{\"b\":\"2\"}' | kube replace $P/rest 2>&1; echo \$?
+	 obj rest '' '{\"a\":\"1\",\"b\":\"2\"}' | kube replace $P/rest | jq -c .data" <<EOF
+kube: PUT $P/rest: 409 Conflict: Operation cannot be fulfilled on configmaps "rest": the object has been modified; please apply your changes to the latest version and try again
+kind=api status=409 reason=Conflict
+1
+{"a":"1","b":"2"}
+EOF
+check_output 'merge, JSON and strategic merge patches' \
+	"echo '{\"data\":{\"c\":\"3\"}}' | kube merge $P/rest | jq -c .data &&
+	 echo '[{\"op\":\"remove\",\"path\":\"/data/a\"}]' | kube json $P/rest | jq -c .data &&
+	 echo '{\"metadata\":{\"labels\":{\"x\":\"y\"}}}' | kube strategic $P/rest | jq -c '[.metadata.labels, .data]'" <<'EOF'
+{"a":"1","b":"2","c":"3"}
+{"b":"2","c":"3"}
+[{"x":"y"},{"b":"2","c":"3"}]
+EOF
+check_output 'server-side apply: create, a conflict between managers, force' \
+	"obj applied '' '{\"k\":\"v\"}' | kube apply $P/applied one | jq -c '[.data, [.metadata.managedFields[] | .manager + \" \" + .operation]]' &&
+	 obj applied '' '{\"k\":\"w\"}' | kube apply $P/applied two 2>&1; echo \$?
+	 obj applied '' '{\"k\":\"w\"}' | kube apply $P/applied two force | jq -c '[.data, [.metadata.managedFields[] | .manager + \" \" + .operation]]'" <<EOF
+[{"k":"v"},["one Apply"]]
+kube: PATCH $P/applied: 409 Conflict: Apply failed with 1 conflict: conflict with "one": .data.k
+kind=api status=409 reason=Conflict
+1
+[{"k":"w"},["two Apply"]]
+EOF
+check_output 'delete with preconditions: wrong uid, stale resourceVersion, then right' \
+	"u=\$(uid rest) r=\$(rv rest)
+	 kube delete $P/rest 00000000-0000-0000-0000-000000000000 2>&1 | sed \"s/\$u/UID/\"
+	 kube delete $P/rest \$u 1 2>&1 | sed \"s/(\$r)/(RV)/\"
+	 kube delete $P/rest \$u \$r | jq -r .status
+	 kube get $P/rest 2>&1; echo \$?" <<EOF
+kube: DELETE $P/rest: 409 Conflict: Operation cannot be fulfilled on ConfigMap "rest": the UID in the precondition (00000000-0000-0000-0000-000000000000) does not match the UID in record (UID). The object might have been deleted and then recreated
+kind=api status=409 reason=Conflict
+kube: DELETE $P/rest: 409 Conflict: Operation cannot be fulfilled on ConfigMap "rest": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (RV). The object might have been modified
+kind=api status=409 reason=Conflict
+Success
+kube: GET $P/rest: 404 Not Found: configmaps "rest" not found
+kind=api status=404 reason=NotFound
+1
+EOF
+check_output 'list in pages of 1: every item, typed, and the list resourceVersion' \
+	"kube list '$P?labelSelector=t9100%3Dpage' 1 | jq -c '[(.resourceVersion | test(\"^[0-9]+\$\")), [.items[] | .kind + \"/\" + .metadata.name]]'" <<'EOF'
+[true,["ConfigMap/page-1","ConfigMap/page-2","ConfigMap/page-3","ConfigMap/page-4","ConfigMap/page-5"]]
+EOF
+check_output 'discovery: group, version, plural, kind and scope' \
+	"kube resolve po deployments.apps resourceslices.resource.k8s.io Node apps/v1/statefulsets cronjob | jq -r '[.group, .version, .resource, .kind, .namespaced] | join(\" \")'" <<'EOF'
+ v1 pods Pod true
+apps v1 deployments Deployment true
+resource.k8s.io v1 resourceslices ResourceSlice false
+ v1 nodes Node false
+apps v1 statefulsets StatefulSet true
+batch v1 cronjobs CronJob true
+EOF
+check_output 'paths: namespaced, cluster-scoped (namespace ignored), collection' \
+	"kube path deployments.apps ns1 web && kube path nodes ns1 n1 && kube path po" <<'EOF'
+/apis/apps/v1/namespaces/ns1/deployments/web
+/api/v1/nodes/n1
+/api/v1/pods
+EOF
+
 # ---- refusals -------------------------------------------------------------
 
 check_output 'a user without rights: one-line 403, exit 1' \
