@@ -179,4 +179,20 @@ check_output 'a second cycle with nothing changed rewrites no slice' \
 	'cycle small "$D/topology.yaml" && k8shazgpu-nodeagent -1 -N small -t "$D/topology.yaml" 2>&1 | sed "s/.*;//"' <<'EOF'
  1 writes, 1 unchanged (status 0)
 EOF
+check_output 'the node-exporter textfile of a cycle' \
+	'mkdir -p tf && k8shazgpu-nodeagent -1 -N l4 -t "$D/topology.yaml" -T tf 2>/dev/null &&
+	 grep -v "^#" tf/k8shazgpu.prom | sed "s/uuid=\"[^\"]*\"/uuid=U/" | sort -u' <<'EOF'
+k8shazgpu_gpu_ecc_errors{node="l4",uuid=U,index="0",mig=""} 0
+k8shazgpu_gpu_ecc_errors{node="l4",uuid=U,index="1",mig=""} 0
+k8shazgpu_gpu_health{node="l4",uuid=U,index="0",mig=""} 0
+k8shazgpu_gpu_health{node="l4",uuid=U,index="1",mig=""} 0
+k8shazgpu_gpu_memory_total_mib{node="l4",uuid=U,index="0",mig=""} 23034
+k8shazgpu_gpu_memory_total_mib{node="l4",uuid=U,index="1",mig=""} 23034
+k8shazgpu_gpu_memory_used_mib{node="l4",uuid=U,index="0",mig=""} 0
+k8shazgpu_gpu_memory_used_mib{node="l4",uuid=U,index="1",mig=""} 0
+k8shazgpu_gpu_temperature_celsius{node="l4",uuid=U,index="0",mig=""} 30
+k8shazgpu_gpu_temperature_celsius{node="l4",uuid=U,index="1",mig=""} 30
+k8shazgpu_gpu_utilization_percent{node="l4",uuid=U,index="0",mig=""} 0
+k8shazgpu_gpu_utilization_percent{node="l4",uuid=U,index="1",mig=""} 0
+EOF
 done_testing
