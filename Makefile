@@ -37,13 +37,15 @@ claim-make_PKGS = jansson libcurl yaml-0.1
 yaml2json_PKGS = jansson yaml-0.1
 stat-serve_PKGS = libmicrohttpd
 gpu-probe_PKGS = jansson yaml-0.1
+webhook-patch_PKGS = jansson libcurl yaml-0.1 libmicrohttpd
+sched-pick_PKGS = jansson
 
 # t/unit/NAME.c are test drivers for lib/ functions; never installed.
 UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
 
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:lib/%.c=$(B)/lib/%.o)
-ALLPKGS = jansson libcurl yaml-0.1
+ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALLPKGS) 2>/dev/null)
 
 all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%)

@@ -109,29 +109,32 @@ pathonly(const char *path)
 }
 
 /* http_error fills e from a non-2xx answer, using its Status object when
- * the body is one. */
+ * the body is one. A temporary failure names the server too. */
 static void
-http_error(struct kube_error *e, long code, const char *method,
-	const char *path, const char *body, size_t len)
+http_error(struct kube_error *e, const struct kube *k, long code,
+	const char *method, const char *path, const char *body, size_t len)
 {
 	enum kube_errkind kind = KUBE_EAPI;
 	json_t *st = json_loadb(body ? body : "", len, 0, NULL);
 	const char *msg = json_string_value(json_object_get(st, "message"));
 	const char *reason = json_string_value(json_object_get(st, "reason"));
+	const char *server = "";
 
-	if (code == 429 || code >= 500)
+	if (code == 429 || code >= 500) {
 		kind = KUBE_ETEMP;
-	else if (code == 410)
+		server = k->cfg->server;
+	} else if (code == 410) {
 		kind = KUBE_EGONE;
+	}
 	if (!msg && body && len)
-		seterr(e, kind, code, "%s %.*s: %ld %s: %.*s", method,
+		seterr(e, kind, code, "%s %s%.*s: %ld %s: %.*s", method, server,
 			pathonly(path), path, code, status_text(code),
 			(int)(len > 200 ? 200 : len), body);
 	else if (msg && *msg)
-		seterr(e, kind, code, "%s %.*s: %ld %s: %s", method,
+		seterr(e, kind, code, "%s %s%.*s: %ld %s: %s", method, server,
 			pathonly(path), path, code, status_text(code), msg);
 	else
-		seterr(e, kind, code, "%s %.*s: %ld %s", method,
+		seterr(e, kind, code, "%s %s%.*s: %ld %s", method, server,
 			pathonly(path), path, code, status_text(code));
 	if (reason)
 		snprintf(e->reason, sizeof e->reason, "%s", reason);
@@ -278,6 +281,22 @@ set_tls(struct kube *k)
 	}
 }
 
+/* set_noproxy keeps proxies from $https_proxy and friends away from
+ * loopback, as kubectl does, whatever $NO_PROXY says. */
+static void
+set_noproxy(CURL *h)
+{
+	const char *env = getenv("NO_PROXY");
+	char *list;
+
+	if (!env || !*env)
+		env = getenv("no_proxy");
+	list = easprintf("%s%slocalhost,127.0.0.1,::1", env ? env : "",
+		env && *env ? "," : "");
+	curl_easy_setopt(h, CURLOPT_NOPROXY, list);
+	free(list);
+}
+
 /* prepare resets the handle and sets what every request needs. timeout_ms
  * 0 means no limit but the deadline. Returns the header list to free
  * after the transfer, or NULL with e filled when the deadline passed. */
@@ -310,6 +329,7 @@ prepare(struct kube *k, const char *method, const char *path,
 	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPIDLE, 30L);
 	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPINTVL, 10L);
 	curl_easy_setopt(k->h, CURLOPT_PROTOCOLS_STR, "https,http");
+	set_noproxy(k->h);
 	set_tls(k);
 	hdrs = curl_slist_append(hdrs, accept);
 	kc_refresh_token(k->cfg);
@@ -401,7 +421,7 @@ request(struct kube *k, const char *method, const char *path,
 	else if (rc != CURLE_OK)
 		transport_error(k, rc, method, path, e);
 	else if (code < 200 || code > 299)
-		http_error(e, code, method, path, b.p, b.len);
+		http_error(e, k, code, method, path, b.p, b.len);
 	else if (!(out = json_loadb(b.p ? b.p : "", b.len, 0, &jerr)))
 		seterr(e, KUBE_EBADDATA, code, "%s %.*s: invalid JSON answer: %s",
 			method, pathonly(path), path, jerr.text);
@@ -532,16 +552,16 @@ add_page(json_t *page, json_t *all, char **rv)
 	return cont && *cont ? cont : NULL;
 }
 
-int
-kube_list(struct kube *k, const char *path, long limit, json_t **items,
-	char **rv, struct kube_error *e)
+/* list_once gets every page; a continue token that expired midway
+ * (410) is reported as KUBE_EGONE with *expired set. */
+static int
+list_once(struct kube *k, const char *path, long limit, json_t *all,
+	char **rv, int *expired, struct kube_error *e)
 {
-	json_t *all = json_array(), *page = NULL;
+	json_t *page = NULL;
 	const char *cont = NULL;
 	char *p, num[32];
 
-	*items = NULL;
-	*rv = NULL;
 	do {
 		p = estrdup(path);
 		if (limit > 0) {
@@ -550,18 +570,40 @@ kube_list(struct kube *k, const char *path, long limit, json_t **items,
 		}
 		if (cont)
 			kube_query(&p, "continue", cont);
+		*expired = cont != NULL;
 		json_decref(page);
 		page = kube_get(k, p, e);
 		free(p);
-		if (!page) {
-			json_decref(all);
-			free(*rv);
-			*rv = NULL;
+		if (!page)
 			return -1;
-		}
 		cont = add_page(page, all, rv);
 	} while (cont);
 	json_decref(page);
+	return 0;
+}
+
+int
+kube_list(struct kube *k, const char *path, long limit, json_t **items,
+	char **rv, struct kube_error *e)
+{
+	json_t *all;
+	int expired, tries = 0, ret;
+
+	*items = NULL;
+	*rv = NULL;
+	do {  /* as client-go's pager: an expired continue token lists anew */
+		all = json_array();
+		free(*rv);
+		*rv = NULL;
+		ret = list_once(k, path, limit, all, rv, &expired, e);
+		if (ret < 0)
+			json_decref(all);
+	} while (ret < 0 && e->kind == KUBE_EGONE && expired && ++tries < 3);
+	if (ret < 0) {
+		free(*rv);
+		*rv = NULL;
+		return -1;
+	}
 	if (!*rv)
 		*rv = estrdup("");
 	*items = all;
@@ -570,44 +612,144 @@ kube_list(struct kube *k, const char *path, long limit, json_t **items,
 
 /* ---- streams --------------------------------------------------------- */
 
-struct stream {
-	struct kube *k;
+struct kube_lines {
 	kube_line_fn *fn;
 	void *arg;
-	struct kube_error *e;
-	const char *path;
+	char *source;        /* "GET https://...", a file name */
 	struct buf line;     /* the line being gathered */
-	struct buf errbody;  /* the body of a non-2xx answer */
-	long long offset;    /* body offset of line.p[0] */
-	long lineno;
-	long code;
-	int stopped;         /* fn asked to stop, or a line was too long */
+	long long offset;    /* stream offset of the line being gathered */
+	long long skipped;   /* bytes of a too long line met so far */
+	long lineno;         /* lines handed on or skipped */
+	int skipping;        /* dropping the rest of a too long line */
 };
 
-/* deliver passes the gathered line to fn. Returns 0 to go on. */
-static int
-deliver(struct stream *s)
+struct kube_lines *
+kube_lines_new(const char *source, kube_line_fn *fn, void *arg)
 {
-	size_t n = s->line.len;
+	struct kube_lines *l = ecalloc(1, sizeof *l);
+
+	l->fn = fn;
+	l->arg = arg;
+	l->source = estrdup(source);
+	l->line.max = LINE_MAX_BYTES;
+	return l;
+}
+
+void
+kube_lines_free(struct kube_lines *l)
+{
+	if (!l)
+		return;
+	free(l->source);
+	free(l->line.p);
+	free(l);
+}
+
+/* next_line steps past a line of len bytes and its newline. */
+static void
+next_line(struct kube_lines *l, long long len)
+{
+	l->offset += len + 1;
+	l->lineno++;
+	l->line.len = 0;
+	if (l->line.p)
+		l->line.p[0] = '\0';
+}
+
+/* deliver passes the gathered line to fn, without a trailing "\r", and
+ * returns fn's answer. */
+static int
+deliver(struct kube_lines *l, struct kube_error *e)
+{
+	size_t len = l->line.len, n = len;
 	int stop;
 
-	if (n && s->line.p[n - 1] == '\r')
-		s->line.p[--n] = '\0';
-	if (!s->line.p)
-		buf_add(&s->line, "", 0);
-	stop = s->fn(s->line.p, n, s->offset, ++s->lineno, s->arg, s->e);
-	s->offset += (long long)s->line.len + 1;
-	s->line.len = 0;
-	s->line.p[0] = '\0';
+	if (!l->line.p)
+		buf_add(&l->line, "", 0);
+	if (n && l->line.p[n - 1] == '\r')
+		l->line.p[--n] = '\0';
+	stop = l->fn(l->line.p, n, l->offset, l->lineno + 1, l->arg, e);
+	next_line(l, (long long)len);
 	return stop;
 }
+
+/* too_long reports the line being gathered, of which seen bytes came, and
+ * drops it; the rest of it is skipped as it comes. */
+static void
+too_long(struct kube_lines *l, size_t seen, struct kube_error *e)
+{
+	seterr(e, KUBE_EBADDATA, 0,
+		"%s: line %ld at byte %lld longer than %ld bytes", l->source,
+		l->lineno + 1, l->offset, LINE_MAX_BYTES);
+	l->skipping = 1;
+	l->skipped = (long long)seen;
+	free(l->line.p);
+	l->line = (struct buf){.max = LINE_MAX_BYTES};
+}
+
+int
+kube_lines_feed(struct kube_lines *l, const char *p, size_t n, size_t *used,
+	struct kube_error *e)
+{
+	size_t left = n, chunk, before;
+	const char *nl;
+
+	for (; left; p += chunk + 1, left -= chunk + 1) {
+		nl = memchr(p, '\n', left);
+		chunk = nl ? (size_t)(nl - p) : left;
+		if (l->skipping) {
+			l->skipped += (long long)chunk;
+			if (nl) {
+				l->skipping = 0;
+				next_line(l, l->skipped);
+			}
+		} else {
+			before = l->line.len;
+			buf_add(&l->line, p, chunk);
+			if (l->line.over) {
+				too_long(l, before + chunk, e);
+				*used = n - left + chunk;
+				return -1;
+			}
+			if (nl && deliver(l, e) != 0) {
+				if (e->kind == KUBE_OK)
+					seterr(e, KUBE_ESTOPPED, 0, "stopped");
+				*used = n - left + chunk + 1;
+				return -1;
+			}
+		}
+		if (!nl)
+			break;
+	}
+	*used = n;
+	return 0;
+}
+
+int
+kube_lines_end(struct kube_lines *l, struct kube_error *e)
+{
+	if (l->skipping || !l->line.len)
+		return 0;
+	seterr(e, KUBE_EBADDATA, 0, "%s: truncated line %ld at byte %lld",
+		l->source, l->lineno + 1, l->offset);
+	return -1;
+}
+
+struct stream {
+	struct kube *k;
+	struct kube_lines *lines;
+	struct kube_error *e;
+	const char *path;
+	struct buf errbody;  /* the body of a non-2xx answer */
+	long code;
+	int stopped;         /* stopped by fn, or by a too long line */
+};
 
 static size_t
 stream_write(char *p, size_t size, size_t n, void *arg)
 {
 	struct stream *s = arg;
-	size_t total = size * n, left = total, chunk;
-	char *nl;
+	size_t total = size * n, used;
 
 	if (!s->code)
 		curl_easy_getinfo(s->k->h, CURLINFO_RESPONSE_CODE, &s->code);
@@ -615,26 +757,9 @@ stream_write(char *p, size_t size, size_t n, void *arg)
 		buf_add(&s->errbody, p, total);
 		return total;
 	}
-	while (left) {
-		nl = memchr(p, '\n', left);
-		chunk = nl ? (size_t)(nl - p) : left;
-		buf_add(&s->line, p, chunk);
-		if (s->line.over) {
-			seterr(s->e, KUBE_EBADDATA, s->code,
-				"GET %s%s: line %ld at byte %lld longer than %ld bytes",
-				s->k->cfg->server, s->path, s->lineno + 1, s->offset,
-				LINE_MAX_BYTES);
-			s->stopped = 1;
-			return 0;
-		}
-		if (!nl)
-			break;
-		if (deliver(s) != 0) {
-			s->stopped = 1;
-			return 0;
-		}
-		p += chunk + 1;
-		left -= chunk + 1;
+	if (kube_lines_feed(s->lines, p, total, &used, s->e) < 0) {
+		s->stopped = 1;
+		return 0;
 	}
 	return total;
 }
@@ -643,11 +768,8 @@ stream_write(char *p, size_t size, size_t n, void *arg)
 static int
 stream_end(struct stream *s, CURLcode rc)
 {
-	if (s->stopped) {
-		if (s->e->kind == KUBE_OK)
-			seterr(s->e, KUBE_ESTOPPED, s->code, "stopped");
+	if (s->stopped)
 		return -1;
-	}
 	if (rc != CURLE_OK) {
 		transport_error(s->k, rc, "GET", s->path, s->e);
 		return -1;
@@ -655,39 +777,36 @@ stream_end(struct stream *s, CURLcode rc)
 	if (!s->code)
 		curl_easy_getinfo(s->k->h, CURLINFO_RESPONSE_CODE, &s->code);
 	if (s->code < 200 || s->code > 299) {
-		http_error(s->e, s->code, "GET", s->path, s->errbody.p,
+		http_error(s->e, s->k, s->code, "GET", s->path, s->errbody.p,
 			s->errbody.len);
 		return -1;
 	}
-	if (s->line.len) {
-		seterr(s->e, KUBE_EBADDATA, s->code,
-			"GET %s%s: truncated line %ld at byte %lld",
-			s->k->cfg->server, s->path, s->lineno + 1, s->offset);
-		return -1;
-	}
-	return 0;
+	return kube_lines_end(s->lines, s->e);
 }
 
 int
 kube_stream(struct kube *k, const char *path, kube_line_fn *fn, void *arg,
 	struct kube_error *e)
 {
-	struct stream s = {.k = k, .fn = fn, .arg = arg, .e = e, .path = path};
+	struct stream s = {.k = k, .e = e, .path = path};
 	struct curl_slist *hdrs;
+	char *source;
 	CURLcode rc;
 	int ret;
 
 	memset(e, 0, sizeof *e);
-	s.line.max = LINE_MAX_BYTES;
 	s.errbody.max = ERRBODY_MAX;
 	if (!(hdrs = prepare(k, "GET", path, json_accept, 0, e)))
 		return -1;
+	source = easprintf("GET %s%s", k->cfg->server, path);
+	s.lines = kube_lines_new(source, fn, arg);
+	free(source);
 	curl_easy_setopt(k->h, CURLOPT_WRITEFUNCTION, stream_write);
 	curl_easy_setopt(k->h, CURLOPT_WRITEDATA, &s);
 	rc = curl_easy_perform(k->h);
 	curl_slist_free_all(hdrs);
 	ret = stream_end(&s, rc);
-	free(s.line.p);
+	kube_lines_free(s.lines);
 	free(s.errbody.p);
 	return ret;
 }

@@ -11,6 +11,8 @@
  * program name, ready for err_warn("%s", e.msg):
  *   GET /api/v1/pods: 403 Forbidden: pods is forbidden: User "x" cannot ...
  *   GET https://127.0.0.1:1/api: Failed to connect to 127.0.0.1 port 1 ...
+ *   GET https://127.0.0.1:6443/api/v1/pods: 503 Service Unavailable: ...
+ * (temporary failures name the server, refusals only the path).
  *   no resource "podz" on https://127.0.0.1:6443
  * kube_exit_status maps it to the exit status a tool should use.
  *
@@ -134,23 +136,47 @@ json_t *kube_delete(struct kube *k, const char *path, const char *uid,
 	const char *resource_version, struct kube_error *e);
 
 /* kube_list gets every page of the collection at path (which may already
- * carry selectors), limit items per page (0: no paging). Each item gets
- * the apiVersion and kind the list names. Returns 0 with *items (a JSON
- * array, caller owns) and *rv (malloc'd list resourceVersion), or -1. */
+ * carry selectors), limit items per page (0: no paging); when a continue
+ * token expires midway (410) it lists again from the start, up to three
+ * times. Each item gets the apiVersion and kind the list names. Returns 0
+ * with *items (a JSON array, caller owns) and *rv (malloc'd list
+ * resourceVersion), or -1. */
 int kube_list(struct kube *k, const char *path, long limit, json_t **items,
 	char **rv, struct kube_error *e);
 
 /* kube_stream GETs path and hands every complete line of a 2xx answer to
- * fn, without its "\n", NUL-terminated, with its byte offset in the body
- * and its number from 1. A line longer than 64 MiB fails with
+ * fn, without its "\n" (or "\r\n"), NUL-terminated, with its byte offset
+ * in the body and its number from 1. A line longer than 64 MiB fails with
  * KUBE_EBADDATA. fn returns 0 to go on; nonzero stops the stream
  * (KUBE_ESTOPPED; fn may have filled e itself first). Returns 0 when the
- * server ended the stream at a line boundary, else -1. The stream has no
- * timeout of its own but the deadline. */
+ * server ended the stream at a line boundary, else -1 (KUBE_EBADDATA
+ * "truncated line" when it ended midway). The stream has no timeout of
+ * its own but the deadline. */
 typedef int kube_line_fn(char *line, size_t len, long long offset,
 	long lineno, void *arg, struct kube_error *e);
 int kube_stream(struct kube *k, const char *path, kube_line_fn *fn,
 	void *arg, struct kube_error *e);
+
+/* A kube_lines cuts bytes into lines for a kube_line_fn exactly as
+ * kube_stream cuts what the server sends, so that a stream captured in a
+ * file reads the same. source names the stream in messages
+ * ("GET https://...", a file name); it is copied. */
+struct kube_lines;
+struct kube_lines *kube_lines_new(const char *source, kube_line_fn *fn,
+	void *arg);
+void kube_lines_free(struct kube_lines *l);
+
+/* kube_lines_feed hands fn every line the n bytes at p complete. Returns
+ * 0 with *used = n, or -1 with *used the bytes taken when fn stopped
+ * (KUBE_ESTOPPED, unless fn filled e) or a line passed 64 MiB
+ * (KUBE_EBADDATA naming its number and offset). Feeding may go on after
+ * -1 from p + *used: the rest of a too long line is then skipped. */
+int kube_lines_feed(struct kube_lines *l, const char *p, size_t n,
+	size_t *used, struct kube_error *e);
+
+/* kube_lines_end returns 0 when the bytes fed ended at a line boundary,
+ * else -1 with KUBE_EBADDATA "SOURCE: truncated line N at byte B". */
+int kube_lines_end(struct kube_lines *l, struct kube_error *e);
 
 /* kube_url returns the malloc'd absolute URL of path. */
 char *kube_url(const struct kube *k, const char *path);

@@ -29,7 +29,7 @@ struct watch {
 	void *arg;
 	struct hm *known;  /* uid -> struct seen */
 	char *rv;          /* resume point; NULL before the first list */
-	char *url;         /* of the stream being read, for messages */
+	char *source;      /* "GET URL" of the stream read, or a file name */
 	int stopped;       /* the emit function said stop */
 	int got_line;      /* the current stream delivered something */
 	long bad;
@@ -69,7 +69,7 @@ watch_free(struct watch *w)
 		return;
 	hm_free(w->known);
 	free(w->rv);
-	free(w->url);
+	free(w->source);
 	free(w);
 }
 
@@ -226,14 +226,16 @@ bad_line(struct kube_error *e, const struct watch *w, long lineno,
 	long long offset, const char *why)
 {
 	e->kind = KUBE_EBADDATA;
-	e->status = 200;
-	snprintf(e->msg, sizeof e->msg, "GET %s: line %ld at byte %lld: %s",
-		w->url, lineno, offset, why);
+	e->status = 0;
+	e->reason[0] = '\0';
+	snprintf(e->msg, sizeof e->msg, "%s: line %ld at byte %lld: %s",
+		w->source, lineno, offset, why);
 }
 
 /* error_event fills e from the Status of a watch ERROR event. */
 static void
-error_event(struct kube_error *e, const struct watch *w, const json_t *st)
+error_event(struct kube_error *e, const struct watch *w, long lineno,
+	long long offset, const json_t *st)
 {
 	const char *msg = json_string_value(json_object_get(st, "message"));
 	const char *reason = json_string_value(json_object_get(st, "reason"));
@@ -243,11 +245,14 @@ error_event(struct kube_error *e, const struct watch *w, const json_t *st)
 		: code == 429 || code >= 500 ? KUBE_ETEMP : KUBE_EAPI;
 	e->status = code;
 	snprintf(e->reason, sizeof e->reason, "%s", reason ? reason : "");
-	snprintf(e->msg, sizeof e->msg, "GET %s: watch error %ld: %s", w->url,
-		code, msg ? msg : "(no message)");
+	snprintf(e->msg, sizeof e->msg,
+		"%s: line %ld at byte %lld: watch error %ld: %s", w->source,
+		lineno, offset, code, msg ? msg : "(no message)");
 }
 
-/* on_line handles one watch event line. */
+/* on_line handles one line of a watch stream, live or replayed: it emits
+ * the event, follows its resourceVersion, or returns nonzero with e
+ * filled for a line that is no event (KUBE_EBADDATA) or an ERROR event. */
 static int
 on_line(char *line, size_t len, long long offset, long lineno, void *arg,
 	struct kube_error *e)
@@ -270,7 +275,7 @@ on_line(char *line, size_t len, long long offset, long lineno, void *arg,
 		bad_line(e, w, lineno, offset, "not a watch event");
 		stop = 1;
 	} else if (strcmp(type, "ERROR") == 0) {
-		error_event(e, w, obj);
+		error_event(e, w, lineno, offset, obj);
 		stop = 1;
 	} else if (strcmp(type, "BOOKMARK") == 0) {
 		set_rv(w, meta(obj, "resourceVersion"));
@@ -292,18 +297,21 @@ on_line(char *line, size_t len, long long offset, long lineno, void *arg,
 static int
 stream_once(struct watch *w, struct kube_error *e)
 {
-	char *path = with_selectors(w), secs[16];
+	char *path = with_selectors(w), *url, secs[16];
 	int ret;
 
 	kube_query(&path, "watch", "1");
 	kube_query(&path, "allowWatchBookmarks", "true");
-	kube_query(&path, "resourceVersion", w->rv);
+	if (w->rv)
+		kube_query(&path, "resourceVersion", w->rv);
 	snprintf(secs, sizeof secs, "%d", 300 + rand() % 300);
 	kube_query(&path, "timeoutSeconds", secs);
-	free(w->url);
-	w->url = kube_url(w->k, path);
+	url = kube_url(w->k, path);
+	free(w->source);
+	w->source = easprintf("GET %s", url);
 	if (w->o.verbose)
-		err_warn("watching %s", w->url);
+		err_warn("watching %s", url);
+	free(url);
 	w->got_line = 0;
 	ret = kube_stream(w->k, path, on_line, w, e);
 	free(path);
@@ -368,24 +376,41 @@ retry_after(struct watch *w, struct retry *r, struct kube_error *e)
 	return 0;
 }
 
+/* quiet_pause backs off before reopening a stream that ended cleanly
+ * without a single line, so an empty answer cannot make a busy loop. */
+static int
+quiet_pause(struct watch *w, struct retry *r, struct kube_error *e)
+{
+	double wait = r->backoff * (0.75 + (rand() % 1000) / 2000.0);
+
+	r->backoff = r->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : r->backoff * 2;
+	if (pause_for(w, wait) < 0) {
+		e->kind = KUBE_EDEADLINE;
+		return -1;
+	}
+	return 0;
+}
+
 int
 watch_run(struct watch *w, struct kube_error *e)
 {
 	struct retry r = {BACKOFF_MIN, 0};
-	int relist = !w->rv, ret;
+	int relist = !w->rv, listed, ret;
 
 	srand((unsigned)time(NULL) ^ (unsigned)getpid());
 	while (!w->stopped) {
-		if (relist)
-			ret = watch_list(w, e);
-		else
-			ret = stream_once(w, e);
+		listed = relist;
+		w->got_line = 0;
+		ret = listed ? watch_list(w, e) : stream_once(w, e);
 		if (w->stopped)
 			break;
-		if ((relist && ret == 0) || w->got_line) {
+		if ((listed && ret == 0) || w->got_line)
 			r = (struct retry){BACKOFF_MIN, 0};
+		if (listed && ret == 0)
 			relist = 0;
-		}
+		if (ret == 0 && !listed && !w->got_line &&
+			quiet_pause(w, &r, e) < 0)
+			return -1;
 		if (ret == 0)
 			continue;
 		if (e->kind == KUBE_EGONE) {
@@ -399,4 +424,69 @@ watch_run(struct watch *w, struct kube_error *e)
 	}
 	memset(e, 0, sizeof *e);
 	return 0;
+}
+
+/* ---- replaying ------------------------------------------------------- */
+
+/* replay_line runs on_line, then does for a bad line or an ERROR event
+ * what a live watch would do if it could not reconnect or list again:
+ * warns, counts it, and goes on. */
+static int
+replay_line(char *line, size_t len, long long offset, long lineno,
+	void *arg, struct kube_error *e)
+{
+	struct watch *w = arg;
+
+	if (on_line(line, len, offset, lineno, w, e) == 0 || w->stopped)
+		return w->stopped;
+	err_warn("%s", e->msg);
+	w->bad++;
+	memset(e, 0, sizeof *e);
+	return 0;
+}
+
+int
+watch_replay(struct watch *w, int fd, const char *name, struct kube_error *e)
+{
+	struct kube_lines *lines = kube_lines_new(name, replay_line, w);
+	char buf[65536], *p;
+	size_t left, used;
+	ssize_t n;
+	int ret = 0;
+
+	memset(e, 0, sizeof *e);
+	free(w->source);
+	w->source = estrdup(name);
+	while (!w->stopped && (n = read(fd, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			e->kind = KUBE_EFAIL;
+			snprintf(e->msg, sizeof e->msg, "%s: read error: %s",
+				name, strerror(errno));
+			ret = -1;
+			break;
+		}
+		for (p = buf, left = (size_t)n; left && !w->stopped;
+			p += used, left -= used)
+			if (kube_lines_feed(lines, p, left, &used, e) < 0 &&
+				e->kind == KUBE_EBADDATA) {
+				err_warn("%s", e->msg);
+				w->bad++;
+				memset(e, 0, sizeof *e);
+			}
+	}
+	if (ret == 0 && !w->stopped && kube_lines_end(lines, e) < 0) {
+		err_warn("%s", e->msg);
+		w->bad++;
+	}
+	if (ret == 0) {
+		memset(e, 0, sizeof *e);
+		if (w->o.verbose)
+			err_warn("%s: a watch would resume from "
+				 "resourceVersion %s",
+				name, w->rv ? w->rv : "(none)");
+	}
+	kube_lines_free(lines);
+	return ret;
 }

@@ -8,7 +8,10 @@
  * again and emits the difference: ADDED for new objects, MODIFIED for a
  * changed resourceVersion, DELETED (with the last state seen) for objects
  * gone. A line of the stream that is not a watch event is reported with
- * its URL, line number and byte offset, and the watch resumes. */
+ * its URL, line number and byte offset, and the watch resumes.
+ *
+ * watch_replay reads a captured stream instead, through the same line
+ * handler, so it emits and reports exactly what a live watch would. */
 #ifndef HAZ_WATCH_H
 #define HAZ_WATCH_H
 
@@ -30,6 +33,8 @@ typedef int watch_emit_fn(const char *type, json_t *obj, void *arg);
 
 struct watch;
 
+/* watch_new returns a watcher of o->path through k (borrowed; NULL for a
+ * watcher that only replays), handing events to fn with arg. */
 struct watch *watch_new(struct kube *k, const struct watch_opts *o,
 	watch_emit_fn *fn, void *arg);
 void watch_free(struct watch *w);
@@ -44,6 +49,16 @@ int watch_list(struct watch *w, struct kube_error *e);
  * KUBE_EDEADLINE when the kube deadline passed, KUBE_ETEMP when the
  * server stayed unreachable longer than give_up, or a permanent error. */
 int watch_run(struct watch *w, struct kube_error *e);
+
+/* watch_replay reads the raw lines a "GET ...?watch=1" returned from fd
+ * until its end or until fn stops it, and handles each as a live stream
+ * line. name stands for the URL in messages. A line that is no watch
+ * event, an ERROR event (nothing can be listed again) and a truncated
+ * last line are warned about, counted in watch_bad, and skipped. With
+ * o->verbose it says at the end which resourceVersion a watch would
+ * resume from. Returns 0, or -1 on a read error with e filled. */
+int watch_replay(struct watch *w, int fd, const char *name,
+	struct kube_error *e);
 
 /* watch_bad returns how many unusable stream lines were met. */
 long watch_bad(const struct watch *w);

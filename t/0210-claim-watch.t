@@ -191,7 +191,8 @@ class H(BaseHTTPRequestHandler):
             return self.answer(403, status(403, "Forbidden", 'secrets is forbidden: User "watcher" cannot list resource "secrets" in API group "" in the namespace "default"'))
         q = queues["watch" if watch else "list"]
         if not watch:
-            return self.answer(200, q.pop(0) if len(q) > 1 else q[0])
+            r = q.pop(0) if len(q) > 1 else q[0]
+            return self.answer(r.get("status", 200), r.get("body", r))
         if not q:
             self.send_response(200)
             self.end_headers()
@@ -343,7 +344,7 @@ check_output 'one warning per bad line (URL, line, byte offset) and per failure'
 	'warnings story.err' <<'EOF'
 claim-watch: GET https://FAKE/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=17&timeoutSeconds=T: line 3 at byte 256: invalid JSON: '[' or '{' expected near 'this': retrying in S
 claim-watch: GET https://FAKE/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=20&timeoutSeconds=T: truncated line 2 at byte 146: retrying in S
-claim-watch: GET /api/v1/namespaces/default/configmaps: 500 Internal Server Error: etcd is sulking: retrying in S
+claim-watch: GET https://FAKE/api/v1/namespaces/default/configmaps: 500 Internal Server Error: etcd is sulking: retrying in S
 EOF
 
 # -1, selectors, -A, -t (valgrind needs longer to get as far as the watch).
@@ -375,6 +376,32 @@ check_output '-n picks the namespace; v1/configmaps names the version' \
 	"claim-watch --kubeconfig fake.yaml -n other -t $T v1/configmaps | wc -l; grep -c 'namespaces/other/configmaps' log" <<'EOF'
 2
 2
+EOF
+
+# A continue token that expires between pages: the list starts over, and
+# nothing is printed twice.
+cat >expired.json <<EOF
+{"token": "tok-123",
+ "list": [$(page 30 tokA x 29), {"status": 410, "body": $(st 410 Expired "The provided continue parameter is too old")},
+          $(page 31 tokB x 29), $(page 31 "" y 31)]}
+EOF
+start_fake expired.json
+check_output 'an expired continue token: the list starts again, no repeats' \
+	"claim-watch --kubeconfig fake.yaml -1 -L 1 cm | $brief && requests" <<'EOF'
+["ADDED","x","29"]
+["ADDED","y","31"]
+GET /api
+GET /apis
+GET /api/v1/namespaces/default/configmaps?limit=1
+GET /api/v1/namespaces/default/configmaps?limit=1&continue=tokA
+GET /api/v1/namespaces/default/configmaps?limit=1
+GET /api/v1/namespaces/default/configmaps?limit=1&continue=tokB
+EOF
+start_fake expired.json
+check_output 'a proxy in the environment is not used for loopback' \
+	"https_proxy=http://127.0.0.1:1 HTTPS_PROXY=http://127.0.0.1:1 NO_PROXY=example.com claim-watch --kubeconfig fake.yaml -1 -L 1 cm | $brief" <<'EOF'
+["ADDED","x","29"]
+["ADDED","y","31"]
 EOF
 
 # Refusals.

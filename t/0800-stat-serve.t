@@ -50,6 +50,9 @@ check 'a busy port is an error with status 1' '
 	stat-serve -l 127.0.0.1:$port -d st & p2=$!; sleep 0.3
 	stat-serve -l 127.0.0.1:$port -d st 2>err; rc=$?; kill $p2; wait $p2
 	test $rc = 1 && grep -q "^stat-serve: 127.0.0.1:$port: cannot listen" err'
+check 'with -P it stops when its parent dies' '
+	sh -c "stat-serve -P -l 127.0.0.1:$port -d st & echo \$! >child.pid; sleep 0.5" && sleep 0.5 &&
+	! awk "{ exit \$3 == \"Z\" }" "/proc/$(cat child.pid)/stat" 2>/dev/null'
 check 'a bad address is a usage error' \
 	'must_fail 2 stat-serve -l 0.0.0.0 2>err && grep -q "not an IPv4 address" err'
 done_testing

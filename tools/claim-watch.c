@@ -3,6 +3,7 @@
  *   claim-watch [-1Av] [-n namespace] [-l selector] [-f selector]
  *               [-c count] [-t seconds] [-L limit] [-r seconds]
  *               [--context name] [--kubeconfig file] resource
+ *   claim-watch [-v] [-c count] -R file
  *
  * resource is named as kubectl names it: pods, po, deployments.apps,
  * apps/v1/deployments, resourceslices.resource.k8s.io,
@@ -24,15 +25,25 @@
  * for vanished ones. A stream line that is not a watch event is reported
  * with its URL, line and byte offset, and the watch resumes.
  *
- * EXIT STATUS: 0 after -1, -c count events, or -t seconds; 1 on a
- * configuration error, an API error (403, no such resource...), or when
- * bad stream lines were met; 2 on bad usage; 75 when the API server is
- * unreachable, overloaded, or stayed so for -r seconds while watching. */
+ * -R replays a captured stream (the raw lines of a GET ...?watch=1, or
+ * claim-watch's own output; - for stdin) through the same line handler:
+ * the same events come out, the same warnings name the file instead of
+ * the URL. An ERROR event is warned about and skipped, there being no
+ * server to list again from.
+ *
+ * EXIT STATUS: 0 after -1, -c count events, -t seconds, or the end of a
+ * replay; 1 on a configuration error, an API error (403, no such
+ * resource...), when bad stream lines (or, replaying, ERROR events) were
+ * met, or the replay file cannot be read; 2 on bad usage; 75 when the
+ * API server is unreachable, overloaded, or stayed so for -r seconds
+ * while watching. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "kube.h"
@@ -46,6 +57,8 @@ struct opts {
 	const char *labels, *fields;
 	const char *context, *kubeconfig;
 	const char *resource;
+	const char *replay;     /* -R file, or NULL */
+	const char *server_opt; /* the first option -R excludes, or NULL */
 	long count;       /* 0: no limit */
 	double timeout;   /* 0: none */
 	long limit;
@@ -56,7 +69,8 @@ struct opts {
 static const char usage_text[] =
 	"usage: claim-watch [-1Av] [-n namespace] [-l selector] [-f selector]\n"
 	"                   [-c count] [-t seconds] [-L limit] [-r seconds]\n"
-	"                   [--context name] [--kubeconfig file] resource\n";
+	"                   [--context name] [--kubeconfig file] resource\n"
+	"       claim-watch [-v] [-c count] -R file\n";
 
 static const char help_text[] =
 	"List, then watch, a Kubernetes resource; one watch event per line.\n"
@@ -71,6 +85,7 @@ static const char help_text[] =
 	"  -L limit        list in pages of limit objects (default 500)\n"
 	"  -r seconds      keep reconnecting for seconds (default 300)\n"
 	"  -v              say on stderr when (re)connecting\n"
+	"  -R file         replay a captured watch stream (- for stdin)\n"
 	"  --context name  kubeconfig context (default: current-context)\n"
 	"  --kubeconfig f  kubeconfig file (default: $KUBECONFIG, ~/.kube/config)\n"
 	"  -h, -V          this help; the version\n";
@@ -97,6 +112,35 @@ number(int c, const char *s, int integer)
 	return v;
 }
 
+/* server_option names option c in messages. */
+static const char *
+server_option(int c)
+{
+	static char flag[] = "-?";
+
+	if (c == 'C')
+		return "--context";
+	if (c == 'K')
+		return "--kubeconfig";
+	flag[1] = (char)c;
+	return flag;
+}
+
+/* replay_usage exits 2 unless the options fit -R: no resource, nothing
+ * that concerns a server. */
+static void
+replay_usage(const struct opts *o, int operands)
+{
+	if (o->server_opt) {
+		err_warn("-R and %s exclude each other", o->server_opt);
+		usage();
+	}
+	if (operands) {
+		err_warn("-R takes no resource");
+		usage();
+	}
+}
+
 static void
 parse(int argc, char **argv, struct opts *o)
 {
@@ -104,13 +148,16 @@ parse(int argc, char **argv, struct opts *o)
 		{"context", required_argument, NULL, 'C'},
 		{"kubeconfig", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
+		{"replay", required_argument, NULL, 'R'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 
 	*o = (struct opts){.limit = 500, .give_up = 300};
-	while ((c = getopt_long(argc, argv, "1An:l:f:c:t:L:r:vhV", longs,
+	while ((c = getopt_long(argc, argv, "1An:l:f:c:t:L:r:R:vhV", longs,
 			NULL)) != -1) {
+		if (!o->server_opt && c && strchr("1AnlftLrCK", c))
+			o->server_opt = server_option(c);
 		switch (c) {
 		case '1': o->list_only = 1; break;
 		case 'A': o->all_namespaces = 1; break;
@@ -124,12 +171,17 @@ parse(int argc, char **argv, struct opts *o)
 		case 'v': o->verbose = 1; break;
 		case 'C': o->context = optarg; break;
 		case 'K': o->kubeconfig = optarg; break;
+		case 'R': o->replay = optarg; break;
 		case 'h': fputs(usage_text, stdout); fputs(help_text, stdout);
 			exit(nd_finish(HAZ_OK));
 		case 'V': puts("claim-watch " HAZ_VERSION);
 			exit(nd_finish(HAZ_OK));
 		default: usage();
 		}
+	}
+	if (o->replay) {
+		replay_usage(o, argc - optind);
+		return;
 	}
 	if (optind != argc - 1)
 		usage();
@@ -203,6 +255,36 @@ out:
 	return status;
 }
 
+/* replay runs the stream captured in o->replay through a watcher. */
+static int
+replay(const struct opts *o)
+{
+	struct sink sink = {0, o->count};
+	struct watch_opts wo = {.verbose = o->verbose};
+	struct kube_error e;
+	struct watch *w;
+	const char *name = o->replay;
+	int fd = STDIN_FILENO, status = HAZ_OK;
+
+	if (strcmp(name, "-") == 0)
+		name = "<stdin>";
+	else if ((fd = open(name, O_RDONLY)) < 0) {
+		err_warn("%s:", name);
+		return HAZ_FAIL;
+	}
+	w = watch_new(NULL, &wo, print, &sink);
+	if (watch_replay(w, fd, name, &e) < 0) {
+		err_warn("%s", e.msg);
+		status = HAZ_FAIL;
+	}
+	if (watch_bad(w))
+		status = HAZ_FAIL;
+	watch_free(w);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -214,6 +296,8 @@ main(int argc, char **argv)
 	err_init(argv[0]);
 	parse(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
+	if (o.replay)
+		return nd_finish(replay(&o));
 	if (kc_load(&cfg, o.kubeconfig, o.context) < 0)
 		return nd_finish(HAZ_FAIL);
 	k = kube_new(&cfg);

@@ -1,6 +1,6 @@
 /* stat-serve: serve a long-running wrapper's metrics and health over HTTP.
  *
- *   stat-serve [-l addr:port] [-d dir] [-s seconds]
+ *   stat-serve [-P] [-l addr:port] [-d dir] [-s seconds]
  *
  * A shell loop cannot listen on a socket; it writes files instead, and
  * this serves them:
@@ -12,7 +12,8 @@
  *                  503 naming how long ago
  * Anything else is 404; methods other than GET and HEAD are 405. It binds
  * 127.0.0.1:9090 unless told otherwise, and stops on TERM or INT after
- * the requests in flight.
+ * the requests in flight; with -P also when the process that started it
+ * dies, so a wrapper killed outright leaves no server holding its port.
  *
  * EXIT STATUS: 0 stopped by a signal; 1 the address could not be bound;
  * 2 usage. */
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,7 +35,7 @@
 #include "err.h"
 
 static const char usage_text[] =
-	"usage: stat-serve [-l addr:port] [-d dir] [-s seconds]\n";
+	"usage: stat-serve [-P] [-l addr:port] [-d dir] [-s seconds]\n";
 
 struct conf {
 	const char *dir;
@@ -176,11 +178,12 @@ main(int argc, char **argv)
 	struct MHD_Daemon *d;
 	sigset_t sigs;
 	char *end;
-	int ch, sig;
+	int ch, sig, with_parent = 0;
 
 	err_init(argv[0]);
-	while ((ch = getopt(argc, argv, "l:d:s:hV")) != -1) {
+	while ((ch = getopt(argc, argv, "Pl:d:s:hV")) != -1) {
 		switch (ch) {
+		case 'P': with_parent = 1; break;
 		case 'l': addr = optarg; break;
 		case 'd': cf.dir = optarg; break;
 		case 's':
@@ -205,6 +208,9 @@ main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	/* TERM on the parent's death, and not if it died already */
+	if (with_parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() == 1))
+		return HAZ_OK;
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
 		0, NULL, NULL, route, &cf, MHD_OPTION_SOCK_ADDR, &sa,
 		MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_END);

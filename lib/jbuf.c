@@ -1,0 +1,117 @@
+/* jbuf: JSON text building for records written often. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "jbuf.h"
+
+/* room makes space for n more bytes (and a NUL). */
+static void
+room(struct jb *b, size_t n)
+{
+	if (b->len + n + 1 <= b->cap)
+		return;
+	while (b->len + n + 1 > b->cap)
+		b->cap = b->cap ? b->cap * 2 : 256;
+	b->buf = erealloc(b->buf, b->cap);
+}
+
+static void
+put(struct jb *b, const char *s, size_t n)
+{
+	room(b, n);
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+}
+
+void
+jb_reset(struct jb *b)
+{
+	b->len = 0;
+	if (b->buf)
+		b->buf[0] = '\0';
+}
+
+void
+jb_free(struct jb *b)
+{
+	free(b->buf);
+	memset(b, 0, sizeof *b);
+}
+
+void
+jb_raw(struct jb *b, const char *s)
+{
+	put(b, s, strlen(s));
+}
+
+void
+jb_str(struct jb *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	char esc[7] = "\\u00";
+	size_t run;
+
+	put(b, "\"", 1);
+	while (*p) {
+		for (run = 0; p[run] >= 0x20 && p[run] != '"' && p[run] != '\\';
+			run++)
+			;
+		put(b, (const char *)p, run);
+		p += run;
+		if (!*p)
+			break;
+		switch (*p) {
+		case '"': put(b, "\\\"", 2); break;
+		case '\\': put(b, "\\\\", 2); break;
+		case '\b': put(b, "\\b", 2); break;
+		case '\f': put(b, "\\f", 2); break;
+		case '\n': put(b, "\\n", 2); break;
+		case '\r': put(b, "\\r", 2); break;
+		case '\t': put(b, "\\t", 2); break;
+		default:
+			esc[4] = hex[*p >> 4];
+			esc[5] = hex[*p & 15];
+			put(b, esc, 6);
+		}
+		p++;
+	}
+	put(b, "\"", 1);
+}
+
+void
+jb_int(struct jb *b, long long v)
+{
+	char tmp[24], *p = tmp + sizeof tmp;
+	unsigned long long u = v < 0 ? 0 - (unsigned long long)v
+				      : (unsigned long long)v;
+
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	put(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+void
+jb_real(struct jb *b, double v)
+{
+	char tmp[40];
+	int n = snprintf(tmp, sizeof tmp, "%.15g", v);
+
+	if (!strpbrk(tmp, ".eEni"))
+		n += snprintf(tmp + n, sizeof tmp - (size_t)n, ".0");
+	put(b, tmp, (size_t)n);
+}
+
+void
+jb_write(const struct jb *b)
+{
+	if (fwrite(b->buf, 1, b->len, stdout) != b->len ||
+		putchar('\n') == EOF || fflush(stdout) == EOF)
+		err_die(HAZ_FAIL, "<stdout>: write error:");
+}

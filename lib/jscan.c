@@ -1,0 +1,476 @@
+/* jscan: strict JSON into flat tokens, strings decoded in place. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "jscan.h"
+
+enum { MAX_DEPTH = 512 };
+
+struct scan {
+	struct js_doc *d;
+	char *buf, *p, *end;
+	int depth;
+};
+
+static int value(struct scan *s);
+
+/* fail records what went wrong at p; returns -1. */
+static int
+fail(struct scan *s, const char *p, const char *what)
+{
+	s->d->errcol = (int)(p - s->buf) + 1;
+	snprintf(s->d->err, sizeof s->d->err, "%s", what);
+	return -1;
+}
+
+static void
+skip_ws(struct scan *s)
+{
+	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
+				       *s->p == '\n' || *s->p == '\r'))
+		s->p++;
+}
+
+/* push appends a token of type t and returns its index. */
+static int
+push(struct scan *s, enum js_type t)
+{
+	struct js_doc *d = s->d;
+
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 64;
+		d->t = erealloc(d->t, (size_t)d->cap * sizeof *d->t);
+	}
+	d->t[d->n].type = t;
+	d->t[d->n].n = 0;
+	return d->n++;
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* hex4 reads four hex digits at p into *out. Returns 0 or -1. */
+static int
+hex4(const char *p, const char *end, unsigned *out)
+{
+	unsigned v = 0;
+	int i, h;
+
+	if (end - p < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		if ((h = hexval((unsigned char)p[i])) < 0)
+			return -1;
+		v = v << 4 | (unsigned)h;
+	}
+	*out = v;
+	return 0;
+}
+
+/* put_utf8 writes code point c at *w, advancing it. */
+static void
+put_utf8(char **w, unsigned c)
+{
+	unsigned char *o = (unsigned char *)*w;
+
+	if (c < 0x80) {
+		*o++ = (unsigned char)c;
+	} else if (c < 0x800) {
+		*o++ = (unsigned char)(0xc0 | c >> 6);
+		*o++ = (unsigned char)(0x80 | (c & 0x3f));
+	} else if (c < 0x10000) {
+		*o++ = (unsigned char)(0xe0 | c >> 12);
+		*o++ = (unsigned char)(0x80 | (c >> 6 & 0x3f));
+		*o++ = (unsigned char)(0x80 | (c & 0x3f));
+	} else {
+		*o++ = (unsigned char)(0xf0 | c >> 18);
+		*o++ = (unsigned char)(0x80 | (c >> 12 & 0x3f));
+		*o++ = (unsigned char)(0x80 | (c >> 6 & 0x3f));
+		*o++ = (unsigned char)(0x80 | (c & 0x3f));
+	}
+	*w = (char *)o;
+}
+
+/* utf8_len returns the length of the well-formed UTF-8 sequence at p
+ * (lead byte >= 0x80), or 0: no overlongs, surrogates or values past
+ * U+10FFFF. */
+static int
+utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned c = p[0], lo = 0x80, hi = 0xbf;
+	int n, i;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (end - p < n)
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* escape decodes the escape at s->p (just past the backslash) to *w. */
+static int
+escape(struct scan *s, char **w)
+{
+	const char *at = s->p - 1;
+	unsigned c, lo;
+
+	switch (*s->p++) {
+	case '"': *(*w)++ = '"'; return 0;
+	case '\\': *(*w)++ = '\\'; return 0;
+	case '/': *(*w)++ = '/'; return 0;
+	case 'b': *(*w)++ = '\b'; return 0;
+	case 'f': *(*w)++ = '\f'; return 0;
+	case 'n': *(*w)++ = '\n'; return 0;
+	case 'r': *(*w)++ = '\r'; return 0;
+	case 't': *(*w)++ = '\t'; return 0;
+	case 'u': break;
+	default: return fail(s, at, "invalid escape");
+	}
+	if (hex4(s->p, s->end, &c) < 0)
+		return fail(s, at, "invalid \\u escape");
+	s->p += 4;
+	if (c >= 0xdc00 && c <= 0xdfff)
+		return fail(s, at, "invalid Unicode surrogate");
+	if (c >= 0xd800 && c <= 0xdbff) {
+		if (s->end - s->p < 6 || s->p[0] != '\\' || s->p[1] != 'u' ||
+			hex4(s->p + 2, s->end, &lo) < 0 || lo < 0xdc00 ||
+			lo > 0xdfff)
+			return fail(s, at, "invalid Unicode surrogate");
+		s->p += 6;
+		c = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);
+	}
+	put_utf8(w, c);
+	return 0;
+}
+
+/* plain[c] says whether byte c needs no decoding in a string: printable
+ * ASCII other than quote and backslash. */
+static const unsigned char plain[256] = {
+#define ROW16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+	ROW16(0), ROW16(0),
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x22 '"' */
+	ROW16(1), ROW16(1),
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x5c '\\' */
+	ROW16(1), ROW16(1),
+#undef ROW16
+};
+
+/* plain_run returns how many bytes from p on need no decoding. */
+static size_t
+plain_run(const char *p, const char *end)
+{
+	const unsigned char *q = (const unsigned char *)p;
+
+	while (q < (const unsigned char *)end && plain[*q])
+		q++;
+	return (size_t)(q - (const unsigned char *)p);
+}
+
+/* string reads a string at s->p (on the quote) into a new token,
+ * decoding in place and ending it with NUL where its quote was. Runs of
+ * plain bytes are only moved once an escape has shortened the text. */
+static int
+string(struct scan *s)
+{
+	const char *open = s->p++;
+	char *w = s->p, *start = s->p;
+	unsigned char c;
+	size_t run;
+	int t, n;
+
+	for (;;) {
+		run = plain_run(s->p, s->end);
+		if (w != s->p)
+			memmove(w, s->p, run);
+		w += run;
+		s->p += run;
+		if (s->p >= s->end)
+			return fail(s, open, "unterminated string");
+		c = (unsigned char)*s->p;
+		if (c == '"')
+			break;
+		if (c < 0x20)
+			return fail(s, s->p, "control character in string");
+		if (c == '\\') {
+			s->p++;
+			if (s->p >= s->end)
+				return fail(s, open, "unterminated string");
+			if (escape(s, &w) < 0)
+				return -1;
+			continue;
+		}
+		n = utf8_len((unsigned char *)s->p, (unsigned char *)s->end);
+		if (!n)
+			return fail(s, s->p, "invalid UTF-8");
+		memmove(w, s->p, (size_t)n);
+		w += n;
+		s->p += n;
+	}
+	s->p++;
+	*w = '\0';
+	t = push(s, JS_STRING);
+	s->d->t[t].s = start;
+	s->d->t[t].len = (size_t)(w - start);
+	s->d->t[t].next = t + 1;
+	return t;
+}
+
+/* digits skips one or more decimal digits; returns how many. */
+static int
+digits(struct scan *s)
+{
+	const char *p = s->p;
+
+	while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+		s->p++;
+	return (int)(s->p - p);
+}
+
+/* number reads a number at s->p in JSON's grammar. */
+static int
+number(struct scan *s)
+{
+	const char *start = s->p;
+	int real = 0, t;
+	char tmp[64], *copy, *end;
+	size_t n;
+
+	if (*s->p == '-')
+		s->p++;
+	if (s->p < s->end && *s->p == '0')
+		s->p++;
+	else if (!digits(s))
+		return fail(s, start, "invalid number");
+	if (s->p < s->end && *s->p == '.') {
+		s->p++;
+		real = 1;
+		if (!digits(s))
+			return fail(s, start, "invalid number");
+	}
+	if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+		s->p++;
+		real = 1;
+		if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
+			s->p++;
+		if (!digits(s))
+			return fail(s, start, "invalid number");
+	}
+	t = push(s, JS_REAL);
+	n = (size_t)(s->p - start);
+	if (!real && n <= 18) { /* fits in a long long: no strtoll */
+		long long v = 0;
+		const char *q = start + (*start == '-');
+
+		for (; q < s->p; q++)
+			v = v * 10 + (*q - '0');
+		s->d->t[t].type = JS_INT;
+		s->d->t[t].i = *start == '-' ? -v : v;
+		s->d->t[t].d = (double)s->d->t[t].i;
+		return t;
+	}
+	copy = n < sizeof tmp ? tmp : emalloc(n + 1);
+	memcpy(copy, start, n);
+	copy[n] = '\0';
+	errno = 0;
+	if (!real)
+		s->d->t[t].i = strtoll(copy, &end, 10);
+	if (!real && errno != ERANGE) {
+		s->d->t[t].type = JS_INT;
+		s->d->t[t].d = (double)s->d->t[t].i;
+	} else {
+		s->d->t[t].d = strtod(copy, &end);
+	}
+	if (copy != tmp)
+		free(copy);
+	return t;
+}
+
+/* literal reads true, false or null at s->p. */
+static int
+literal(struct scan *s, const char *word, enum js_type type)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(s->end - s->p) < n || memcmp(s->p, word, n) != 0)
+		return fail(s, s->p, "invalid literal");
+	s->p += n;
+	return push(s, type);
+}
+
+/* members reads the rest of an object or array after its opening
+ * bracket into token t. */
+static int
+members(struct scan *s, int t, int object)
+{
+	char close = object ? '}' : ']';
+	int n = 0;
+
+	skip_ws(s);
+	if (s->p < s->end && *s->p == close) {
+		s->p++;
+		return 0;
+	}
+	for (;;) {
+		skip_ws(s);
+		if (object) {
+			if (s->p >= s->end || *s->p != '"')
+				return fail(s, s->p, s->p < s->end
+						? "object key expected"
+						: "unexpected end of input");
+			if (string(s) < 0)
+				return -1;
+			skip_ws(s);
+			if (s->p >= s->end || *s->p != ':')
+				return fail(s, s->p, "':' expected");
+			s->p++;
+		}
+		if (value(s) < 0)
+			return -1;
+		n++;
+		skip_ws(s);
+		if (s->p < s->end && *s->p == ',') {
+			s->p++;
+			continue;
+		}
+		if (s->p < s->end && *s->p == close) {
+			s->p++;
+			s->d->t[t].n = n;
+			return 0;
+		}
+		return fail(s, s->p, s->p < s->end ? (object ? "',' or '}' expected"
+						     : "',' or ']' expected")
+				       : "unexpected end of input");
+	}
+}
+
+/* value reads any value at s->p; returns its token index. */
+static int
+value(struct scan *s)
+{
+	int t;
+
+	skip_ws(s);
+	if (s->p >= s->end)
+		return fail(s, s->p, "unexpected end of input");
+	switch (*s->p) {
+	case '"': t = string(s); break;
+	case 't': t = literal(s, "true", JS_TRUE); break;
+	case 'f': t = literal(s, "false", JS_FALSE); break;
+	case 'n': t = literal(s, "null", JS_NULL); break;
+	case '{':
+	case '[':
+		if (++s->depth > MAX_DEPTH)
+			return fail(s, s->p, "nesting too deep");
+		t = push(s, *s->p == '{' ? JS_OBJECT : JS_ARRAY);
+		s->p++;
+		if (members(s, t, s->d->t[t].type == JS_OBJECT) < 0)
+			return -1;
+		s->depth--;
+		break;
+	default:
+		if (*s->p == '-' || (*s->p >= '0' && *s->p <= '9'))
+			t = number(s);
+		else
+			return fail(s, s->p, "unexpected character");
+	}
+	if (t >= 0)
+		s->d->t[t].next = s->d->n;
+	return t;
+}
+
+int
+js_parse(struct js_doc *d, char *buf, size_t len)
+{
+	struct scan s = {d, buf, buf, buf + len, 0};
+
+	d->n = 0;
+	d->errcol = 0;
+	d->err[0] = '\0';
+	if (value(&s) < 0)
+		return -1;
+	skip_ws(&s);
+	if (s.p != s.end)
+		return fail(&s, s.p, "end of input expected");
+	return 0;
+}
+
+void
+js_free(struct js_doc *d)
+{
+	free(d->t);
+	d->t = NULL;
+	d->n = d->cap = 0;
+}
+
+int
+js_get(const struct js_doc *d, int obj, const char *key)
+{
+	int i, k, found = -1;
+
+	if (obj < 0 || d->t[obj].type != JS_OBJECT)
+		return -1;
+	for (i = 0, k = obj + 1; i < d->t[obj].n; i++) {
+		if (d->t[k].s[0] == key[0] && strcmp(d->t[k].s, key) == 0)
+			found = k + 1;
+		k = d->t[k + 1].next;
+	}
+	return found;
+}
+
+const char *
+js_str(const struct js_doc *d, int i)
+{
+	return i >= 0 && d->t[i].type == JS_STRING ? d->t[i].s : NULL;
+}
+
+char *
+js_repr(const struct js_doc *d, int i, char *buf, size_t n)
+{
+	static const char *const words[] = {"null", "false", "true"};
+
+	if (i < 0)
+		snprintf(buf, n, "nothing");
+	else if (d->t[i].type <= JS_TRUE)
+		snprintf(buf, n, "%s", words[d->t[i].type]);
+	else if (d->t[i].type == JS_INT)
+		snprintf(buf, n, "%lld", d->t[i].i);
+	else if (d->t[i].type == JS_REAL)
+		snprintf(buf, n, "%.15g", d->t[i].d);
+	else if (d->t[i].type == JS_STRING)
+		snprintf(buf, n, "\"%s\"", d->t[i].s);
+	else
+		snprintf(buf, n, "%s",
+			d->t[i].type == JS_ARRAY ? "an array" : "an object");
+	return buf;
+}

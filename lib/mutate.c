@@ -1,0 +1,138 @@
+/* mutate: find the pod a review is about, run the policy steps on a copy
+ * of the object, and answer with the difference as a JSON Patch. */
+#include <string.h>
+
+#include "err.h"
+#include "jsonpatch.h"
+#include "mutate_int.h"
+
+json_t *
+mut_child(json_t *o, const char *key)
+{
+	json_t *c = json_object_get(o, key);
+
+	if (!json_is_object(c)) {
+		c = json_object();
+		json_object_set_new(o, key, c);
+	}
+	return c;
+}
+
+const char *
+mut_annotation(const json_t *pod, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(
+		json_object_get(pod, "metadata"), "annotations"), key));
+}
+
+void
+mut_set_annotation(json_t *pod, const char *key, const char *value)
+{
+	json_object_set_new(mut_child(mut_child(pod, "metadata"), "annotations"),
+		key, json_string(value));
+}
+
+void
+mut_set_resource(json_t *c, const char *which, const char *res,
+	const char *value)
+{
+	json_object_set_new(mut_child(mut_child(c, "resources"), which), res,
+		json_string(value));
+}
+
+/* count reads a replica count: missing is 1, anything odd is 0 or 1. */
+static long
+count(const json_t *spec, const char *key)
+{
+	json_t *v = json_object_get(spec, key);
+
+	if (!v)
+		return 1;
+	if (!json_is_integer(v))
+		return 1;
+	return json_integer_value(v) > 0 ? (long)json_integer_value(v) : 0;
+}
+
+/* controlled says whether obj has a controlling owner. */
+static int
+controlled(const json_t *obj)
+{
+	json_t *refs = json_object_get(json_object_get(obj, "metadata"),
+		"ownerReferences"), *ref;
+	size_t i;
+
+	json_array_foreach(refs, i, ref) {
+		if (json_is_true(json_object_get(ref, "controller")))
+			return 1;
+	}
+	return 0;
+}
+
+/* find_target locates the pod of obj (the working copy) by group and
+ * kind. Returns 0, or -1 for an object left alone. */
+static int
+find_target(json_t *obj, const char *group, const char *kind,
+	struct target *t)
+{
+	json_t *spec = json_object_get(obj, "spec");
+
+	memset(t, 0, sizeof *t);
+	t->replicas = 1;
+	if (!strcmp(group, "") && !strcmp(kind, "Pod")) {
+		t->pod = obj;
+		t->is_pod = 1;
+	} else if (controlled(obj)) {
+		return -1;
+	} else if ((!strcmp(group, "apps") && (!strcmp(kind, "Deployment") ||
+		!strcmp(kind, "StatefulSet") || !strcmp(kind, "ReplicaSet"))) ||
+		(!strcmp(group, "") && !strcmp(kind, "ReplicationController"))) {
+		t->pod = json_object_get(spec, "template");
+		t->replicas = count(spec, "replicas");
+	} else if (!strcmp(group, "apps") && !strcmp(kind, "DaemonSet")) {
+		t->pod = json_object_get(spec, "template");
+	} else if (!strcmp(group, "batch") && !strcmp(kind, "Job")) {
+		t->pod = json_object_get(spec, "template");
+		t->replicas = count(spec, "parallelism");
+	} else if (!strcmp(group, "batch") && !strcmp(kind, "CronJob")) {
+		spec = json_object_get(json_object_get(spec, "jobTemplate"), "spec");
+		t->pod = json_object_get(spec, "template");
+		t->replicas = count(spec, "parallelism");
+	}
+	t->spec = json_object_get(t->pod, "spec");
+	return json_is_object(t->pod) && json_is_object(t->spec) ? 0 : -1;
+}
+
+void
+mutate_decide(const struct mutate_opts *o, struct avail *a,
+	const struct adm_request *r, struct adm_verdict *v,
+	struct mutate_note *note)
+{
+	struct mutate_note scratch;
+	struct target t;
+	json_t *copy;
+	int create = !strcmp(r->operation, "CREATE");
+
+	if (!note)
+		note = &scratch;
+	memset(note, 0, sizeof *note);
+	if (*r->subresource || !r->object ||
+		(!create && strcmp(r->operation, "UPDATE")))
+		return;
+	copy = json_deep_copy(r->object);
+	if (find_target(copy, r->group, r->kind, &t) < 0 ||
+		(t.is_pod && !create)) {
+		json_decref(copy);
+		return;
+	}
+	t.r = r;
+	if (!mutate_rc(o, a, &t, v, note) && create)
+		mutate_mig(o, a, &t, v, note);
+	if (v->allowed) {
+		v->patch = jp_diff(r->object, copy);
+		if (!json_array_size(v->patch)) {
+			json_decref(v->patch);
+			v->patch = NULL;
+		}
+	}
+	json_decref(copy);
+}

@@ -1,0 +1,78 @@
+/* mutate: the admission policy of webhook-patch: RuntimeClass limits and
+ * MIG-size fallback, applied to a Pod or to the pod template of a
+ * workload, and answered as a JSON Patch.
+ *
+ * Objects handled: Pod (CREATE only), and on CREATE and UPDATE the pod
+ * template of Deployment, StatefulSet, ReplicaSet, DaemonSet (apps),
+ * Job (batch: spec.template), CronJob (batch: spec.jobTemplate.spec.
+ * template) and ReplicationController. A workload with a controlling
+ * owner (a ReplicaSet of a Deployment, a Job of a CronJob) is left alone:
+ * its owner was judged already, and changing a template its controller
+ * made would make the controller make another. Subresources pass as
+ * they are. Steps, in order:
+ *
+ * 1. With a default class (-R), a pod that asks for any nvidia.com/
+ *    resource and names no runtimeClassName gets that class.
+ * 2. RuntimeClass limits. The class's annotations limits.k8s.gpu/default
+ *    (count of nvidia.com/gpu), limits.k8s.gpu/cpu and limits.k8s.gpu/
+ *    memory bound the whole pod. A resource no container names is filled
+ *    in: the limit is divided evenly over the regular containers (init
+ *    containers are left alone), nvidia.com/gpu and memory in whole
+ *    units, cpu in millicores, any remainder going one unit at a time to
+ *    the first containers; a container whose share is 0 gets nothing;
+ *    requests and limits are both set. Then a pod asking for more than a
+ *    limit (podres(3) totals) is refused with code 403 and a message per
+ *    limit exceeded, e.g. "pod requests nvidia.com/gpu 2 > 1 allowed by
+ *    RuntimeClass seeweb-nvidia-1xa6000 (limits.k8s.gpu/default)"; or,
+ *    with the gate option (-P), admitted but held Pending by the
+ *    scheduling gate gpu-webhook.k8s.io/runtimeclass-limits, with the
+ *    message in the annotation gpu-webhook.k8s.io/refused and a warning.
+ * 3. MIG fallback, on CREATE only. Each nvidia.com/mig-<profile> the pod
+ *    asks for (as the scheduler totals it) that does not fit on one ready
+ *    node (avail(3): free devices less waiting demand) is replaced, in
+ *    the requests and limits of every container asking for it, by the
+ *    first later profile of its chain (migchain(3)) of which the same
+ *    count fits; the pod gets the annotation gpu-webhook.k8s.io/fallback:
+ *    "2g.20gb->1g.10gb" (several joined by ","). For a template the count
+ *    is multiplied by its replicas (Job: parallelism) and must fit in the
+ *    cluster. Pod annotations: gpu-webhook.k8s.io/fallback "disabled" (or
+ *    "false", "off") turns fallback off; gpu-webhook.k8s.io/min-profile
+ *    "2g.20gb" allows no profile smaller than that. When nothing fits the
+ *    request stays as asked and a warning says why.
+ * 4. A pod asking for MIG devices gets the annotation gpu-webhook.k8s.io/
+ *    admitted (the review's uid) and, unless the review is a dry run,
+ *    counts as waiting demand until the watch shows it (avail(3)). */
+#ifndef HAZ_MUTATE_H
+#define HAZ_MUTATE_H
+
+#include "admission.h"
+#include "avail.h"
+#include "migchain.h"
+
+#define MUTATE_FALLBACK_ANNOTATION "gpu-webhook.k8s.io/fallback"
+#define MUTATE_MIN_ANNOTATION "gpu-webhook.k8s.io/min-profile"
+#define MUTATE_REFUSED_ANNOTATION "gpu-webhook.k8s.io/refused"
+#define MUTATE_GATE "gpu-webhook.k8s.io/runtimeclass-limits"
+#define MUTATE_MAX_NOTES 8
+
+struct mutate_opts {
+	const struct migchain *chains;
+	const char *default_class; /* -R, or NULL */
+	int gate;                  /* hold over-limit pods instead of refusing */
+};
+
+/* What a decision did, for metrics. */
+struct mutate_note {
+	int nfallback;
+	char from[MUTATE_MAX_NOTES][32], to[MUTATE_MAX_NOTES][32];
+	const char *limit; /* first limit exceeded (annotation key), or NULL */
+	int gated;
+};
+
+/* mutate_decide fills v (which starts allowed) for review r, reading and
+ * updating a; note may be NULL. */
+void mutate_decide(const struct mutate_opts *o, struct avail *a,
+	const struct adm_request *r, struct adm_verdict *v,
+	struct mutate_note *note);
+
+#endif

@@ -1,0 +1,728 @@
+/* sched: state and inventory records (node, gpu, allocation, release). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+#include "mig.h"
+#include "sched.h"
+
+/* ---- state ---- */
+
+static void
+free_hold(void *p)
+{
+	struct sp_hold *h = p;
+
+	free(h->id);
+	free(h->devs);
+	free(h);
+}
+
+static void
+free_dev(void *p)
+{
+	struct sp_dev *d = p;
+
+	free(d->uuid);
+	free(d);
+}
+
+static void
+free_set(void *p)
+{
+	struct sp_nodeset *s = p;
+
+	free(s->v);
+	free(s);
+}
+
+void
+sp_init(struct sp_state *st, const struct sp_ops *ops, int strategy,
+	uint64_t seed)
+{
+	memset(st, 0, sizeof *st);
+	st->node_by_name = hm_new(NULL);
+	st->dev_by_uuid = hm_new(free_dev);
+	st->holds = hm_new(free_hold);
+	st->label_sets = hm_new(free_set);
+	st->profs = emalloc(sizeof *st->profs);
+	st->profs[0] = estrdup("");
+	st->nprofs = 1;
+	st->strategy = strategy;
+	st->rng = seed;
+	st->ops = ops;
+	st->ctx = ops->open(st);
+}
+
+static void
+free_node(struct sp_node *n)
+{
+	sp_labels_free(n->labels, n->nlabels);
+	free(n->devs);
+	free(n->name);
+	free(n);
+}
+
+void
+sp_free(struct sp_state *st)
+{
+	size_t i;
+	int p;
+
+	st->ops->close(st->ctx);
+	for (i = 0; i < st->nbatch; i++)
+		sp_req_free(st->batch[i]);
+	free(st->batch);
+	for (i = 0; i < st->nnodes; i++)
+		free_node(st->nodes[i]);
+	free(st->nodes);
+	free(st->by_name);
+	free(st->dirty);
+	hm_free(st->node_by_name);
+	hm_free(st->dev_by_uuid);
+	hm_free(st->holds);
+	hm_free(st->label_sets);
+	hm_free(st->pending);
+	for (p = 0; p < st->nprofs; p++)
+		free(st->profs[p]);
+	free(st->profs);
+	free(st->rr_last);
+	js_free(&st->doc);
+	jb_free(&st->out);
+}
+
+int
+sp_profile(struct sp_state *st, const char *canon)
+{
+	int p;
+
+	for (p = 1; p < st->nprofs; p++)
+		if (strcmp(st->profs[p], canon) == 0)
+			return p;
+	st->profs = erealloc(st->profs, (size_t)(p + 1) * sizeof *st->profs);
+	st->profs[p] = estrdup(canon);
+	return st->nprofs++;
+}
+
+void
+sp_mark(struct sp_state *st, struct sp_node *n)
+{
+	if (!n || n->dirty)
+		return;
+	if (st->ndirty == st->capdirty) {
+		st->capdirty = st->capdirty ? st->capdirty * 2 : 64;
+		st->dirty = erealloc(st->dirty, st->capdirty * sizeof *st->dirty);
+	}
+	n->dirty = 1;
+	st->dirty[st->ndirty++] = n;
+}
+
+double
+sp_clock(int cpu)
+{
+	struct timespec ts;
+
+	clock_gettime(cpu ? CLOCK_PROCESS_CPUTIME_ID : CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- ranks and label sets ---- */
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp((*(struct sp_node *const *)a)->name,
+		(*(struct sp_node *const *)b)->name);
+}
+
+/* set_key writes the label_sets key of key=val into buf (size n), or
+ * into a new string when it does not fit; returns it. */
+static char *
+set_key(const char *key, const char *val, char *buf, size_t n)
+{
+	size_t kl = strlen(key), vl = strlen(val);
+
+	if (kl + vl + 2 > n)
+		buf = emalloc(kl + vl + 2);
+	memcpy(buf, key, kl);
+	buf[kl] = '\037';
+	memcpy(buf + kl + 1, val, vl + 1);
+	return buf;
+}
+
+static void
+index_labels(struct sp_state *st, struct sp_node *n)
+{
+	struct sp_nodeset *s;
+	char buf[256], *k;
+	size_t i;
+
+	for (i = 0; i < n->nlabels; i++) {
+		k = set_key(n->labels[i].key, n->labels[i].val, buf, sizeof buf);
+		if (!(s = hm_get(st->label_sets, k))) {
+			s = ecalloc(1, sizeof *s);
+			hm_put(st->label_sets, k, s);
+		}
+		if (k != buf)
+			free(k);
+		if (s->n == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 8;
+			s->v = erealloc(s->v, s->cap * sizeof *s->v);
+		}
+		s->v[s->n++] = n;
+	}
+}
+
+/* relayout sorts the nodes by name into ranks and rebuilds label sets. */
+static void
+relayout(struct sp_state *st)
+{
+	size_t i;
+
+	free(st->by_name);
+	st->by_name = emalloc((st->nnodes + 1) * sizeof *st->by_name);
+	memcpy(st->by_name, st->nodes, st->nnodes * sizeof *st->by_name);
+	qsort(st->by_name, st->nnodes, sizeof *st->by_name, by_name);
+	hm_free(st->label_sets);
+	st->label_sets = hm_new(free_set);
+	for (i = 0; i < st->nnodes; i++) {
+		st->by_name[i]->rank = (int)i;
+		index_labels(st, st->by_name[i]);
+	}
+}
+
+void
+sp_sync(struct sp_state *st)
+{
+	size_t i;
+
+	if (st->relayout) {
+		relayout(st);
+		st->ops->rebuild(st->ctx);
+		st->relayout = 0;
+	} else {
+		for (i = 0; i < st->ndirty; i++)
+			st->ops->update(st->ctx, st->dirty[i]);
+	}
+	for (i = 0; i < st->ndirty; i++)
+		st->dirty[i]->dirty = 0;
+	st->ndirty = 0;
+}
+
+const struct sp_nodeset *
+sp_label_set(const struct sp_state *st, const char *key, const char *val)
+{
+	char buf[256], *k = set_key(key, val, buf, sizeof buf);
+	const struct sp_nodeset *s = hm_get(st->label_sets, k);
+
+	if (k != buf)
+		free(k);
+	return s;
+}
+
+/* ---- labels ---- */
+
+static int
+by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct sp_label *)a)->key,
+		((const struct sp_label *)b)->key);
+}
+
+int
+sp_labels_read(const struct js_doc *d, int tok, struct sp_label **out,
+	size_t *n)
+{
+	const struct js_tok *t = &d->t[tok];
+	struct sp_label *v;
+	size_t m = 0, j;
+	int i, k;
+
+	*out = NULL;
+	*n = 0;
+	if (t->type != JS_OBJECT)
+		return -1;
+	for (i = 0, k = tok + 1; i < t->n; i++, k = d->t[k + 1].next)
+		if (d->t[k + 1].type != JS_STRING)
+			return -1;
+	v = ecalloc((size_t)t->n + 1, sizeof *v);
+	for (i = 0, k = tok + 1; i < t->n; i++, k = d->t[k + 1].next) {
+		for (j = 0; j < m && strcmp(v[j].key, d->t[k].s) != 0; j++)
+			; /* a repeated key: the last value wins */
+		if (j == m)
+			v[m++].key = estrdup(d->t[k].s);
+		free(v[j].val);
+		v[j].val = estrdup(d->t[k + 1].s);
+	}
+	if (m > 1)
+		qsort(v, m, sizeof *v, by_key);
+	*out = v;
+	*n = m;
+	return 0;
+}
+
+void
+sp_labels_free(struct sp_label *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(v[i].key);
+		free(v[i].val);
+	}
+	free(v);
+}
+
+static int
+labels_equal(const struct sp_label *a, size_t na, const struct sp_label *b,
+	size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return 0;
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i].key, b[i].key) || strcmp(a[i].val, b[i].val))
+			return 0;
+	return 1;
+}
+
+/* ---- nodes and devices ---- */
+
+/* node_get returns the node called name, making a ready one without
+ * labels (a relayout) when there is none. */
+static struct sp_node *
+node_get(struct sp_state *st, const char *name)
+{
+	struct sp_node *n = hm_get(st->node_by_name, name);
+
+	if (n)
+		return n;
+	n = ecalloc(1, sizeof *n);
+	n->name = estrdup(name);
+	n->ready = 1;
+	n->id = st->nnodes;
+	if (st->nnodes == st->capnodes) {
+		st->capnodes = st->capnodes ? st->capnodes * 2 : 64;
+		st->nodes = erealloc(st->nodes, st->capnodes * sizeof *st->nodes);
+	}
+	st->nodes[st->nnodes++] = n;
+	hm_put(st->node_by_name, name, n);
+	st->relayout = 1;
+	return n;
+}
+
+static int
+dev_order(const struct sp_dev *a, const struct sp_dev *b)
+{
+	if (a->index != b->index)
+		return a->index < b->index ? -1 : 1;
+	if (a->migdev != b->migdev)
+		return a->migdev < b->migdev ? -1 : 1;
+	return strcmp(a->uuid, b->uuid);
+}
+
+/* attach puts d into n's device list, in order. */
+static void
+attach(struct sp_node *n, struct sp_dev *d)
+{
+	size_t i;
+
+	if (n->ndevs == n->capdevs) {
+		n->capdevs = n->capdevs ? n->capdevs * 2 : 8;
+		n->devs = erealloc(n->devs, n->capdevs * sizeof *n->devs);
+	}
+	for (i = n->ndevs; i > 0 && dev_order(n->devs[i - 1], d) > 0; i--)
+		n->devs[i] = n->devs[i - 1];
+	n->devs[i] = d;
+	n->ndevs++;
+	d->node = n;
+}
+
+static void
+detach(struct sp_node *n, struct sp_dev *d)
+{
+	size_t i;
+
+	for (i = 0; i < n->ndevs && n->devs[i] != d; i++)
+		;
+	if (i == n->ndevs)
+		return;
+	memmove(&n->devs[i], &n->devs[i + 1],
+		(n->ndevs - i - 1) * sizeof *n->devs);
+	n->ndevs--;
+	d->node = NULL;
+}
+
+/* dev_get returns the device with uuid, making an unplaced one. */
+static struct sp_dev *
+dev_get(struct sp_state *st, const char *uuid)
+{
+	struct sp_dev *d = hm_get(st->dev_by_uuid, uuid);
+
+	if (!d) {
+		d = ecalloc(1, sizeof *d);
+		d->uuid = estrdup(uuid);
+		d->prof = SP_NO_PROFILE;
+		d->migdev = -1;
+		hm_put(st->dev_by_uuid, uuid, d);
+	}
+	return d;
+}
+
+/* ---- records ---- */
+
+/* bad warns about the record last read on r; returns -1. */
+static int __attribute__((format(printf, 2, 3)))
+bad(struct nd_reader *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	nd_warn(r, "%s", msg);
+	return -1;
+}
+
+/* flag reads an optional boolean member: def when absent or null.
+ * Returns 0, or -1 for another type. */
+static int
+flag(const struct js_doc *d, int obj, const char *key, int def, int *out)
+{
+	int t = js_get(d, obj, key);
+
+	*out = def;
+	if (t < 0 || d->t[t].type == JS_NULL)
+		return 0;
+	if (d->t[t].type != JS_TRUE && d->t[t].type != JS_FALSE)
+		return -1;
+	*out = d->t[t].type == JS_TRUE;
+	return 0;
+}
+
+/* whole reads an optional integer member >= 0: def when absent or null.
+ * Returns 0, or -1 for anything else. */
+static int
+whole(const struct js_doc *d, int obj, const char *key, long def, long *out)
+{
+	int t = js_get(d, obj, key);
+
+	*out = def;
+	if (t < 0 || d->t[t].type == JS_NULL)
+		return 0;
+	if (d->t[t].type != JS_INT || d->t[t].i < 0 || d->t[t].i > 1L << 40)
+		return -1;
+	*out = (long)d->t[t].i;
+	return 0;
+}
+
+static int
+feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
+{
+	const char *name = js_str(d, js_get(d, 0, "name"));
+	int t, ready, unsched, cheap;
+	struct sp_label *labels = NULL;
+	size_t nlabels = 0, i;
+	struct sp_node *n;
+
+	if (!name || !*name)
+		return bad(r, "node record has no name");
+	t = js_get(d, 0, "labels");
+	if (t >= 0 && d->t[t].type != JS_NULL &&
+		sp_labels_read(d, t, &labels, &nlabels) < 0)
+		return bad(r, "node %s: labels must be an object of strings",
+			       name);
+	t = js_get(d, 0, "cost");
+	if (flag(d, 0, "ready", 1, &ready) < 0 ||
+		flag(d, 0, "unschedulable", 0, &unsched) < 0 ||
+		flag(d, 0, "cheap", 0, &cheap) < 0 ||
+		(t >= 0 && d->t[t].type != JS_NULL && d->t[t].type != JS_INT &&
+			d->t[t].type != JS_REAL)) {
+		sp_labels_free(labels, nlabels);
+		return bad(r, "node %s: ready, unschedulable and cheap must "
+				  "be true or false, cost a number",
+			       name);
+	}
+	n = node_get(st, name);
+	for (i = 0; i < nlabels; i++)
+		if (!strcmp(labels[i].key, "gpu-orchestrator/cheap-node") &&
+			!strcmp(labels[i].val, "true"))
+			cheap = 1;
+	if (!labels_equal(n->labels, n->nlabels, labels, nlabels))
+		st->relayout = 1;
+	sp_labels_free(n->labels, n->nlabels);
+	n->labels = labels;
+	n->nlabels = nlabels;
+	n->ready = ready;
+	n->unsched = unsched;
+	n->cheap = cheap;
+	n->has_cost = t >= 0 && d->t[t].type != JS_NULL;
+	n->cost = n->has_cost && d->t[t].d != 0 ? d->t[t].d : 0; /* no -0 */
+	sp_mark(st, n);
+	return 0;
+}
+
+/* gpu_profile reads what kind of device gpu record d describes into
+ * *prof and *migdev. Returns 0, or -1 with a reason in why. */
+static int
+gpu_profile(struct sp_state *st, const struct js_doc *d, int *prof,
+	int *migdev, const char **why)
+{
+	int mig = js_get(d, 0, "mig"), enabled;
+	struct mig_profile p;
+	long dev;
+	char canon[32];
+
+	*migdev = -1;
+	*why = "mig_enabled must be true or false";
+	if (flag(d, 0, "mig_enabled", 0, &enabled) < 0)
+		return -1;
+	if (mig < 0 || d->t[mig].type == JS_NULL) {
+		*prof = enabled ? SP_NO_PROFILE : SP_WHOLE;
+		return 0;
+	}
+	*why = "mig must be null or an object with a MIG profile name";
+	if (d->t[mig].type != JS_OBJECT ||
+		!js_str(d, js_get(d, mig, "profile")) ||
+		mig_parse(js_str(d, js_get(d, mig, "profile")), &p) < 0)
+		return -1;
+	*why = "mig.device must be a whole number >= 0";
+	if (whole(d, mig, "device", 0, &dev) < 0 || dev > 1 << 20)
+		return -1;
+	*prof = sp_profile(st, mig_format(&p, canon, sizeof canon));
+	*migdev = (int)dev;
+	return 0;
+}
+
+static int
+feed_gpu(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
+{
+	const char *uuid = js_str(d, js_get(d, 0, "uuid"));
+	const char *node = js_str(d, js_get(d, 0, "node"));
+	const char *health = js_str(d, js_get(d, 0, "health"));
+	int ut = js_get(d, 0, "util_pct"), prof, migdev;
+	long index, mem;
+	const char *why;
+	struct sp_dev *dv;
+
+	if (!uuid || !*uuid || !node || !*node)
+		return bad(r, "gpu record needs a uuid and a node");
+	if (whole(d, 0, "index", -1, &index) < 0 || index < 0 || index > 1 << 20)
+		return bad(r, "gpu %s: index must be a whole number >= 0",
+			       uuid);
+	if (whole(d, 0, "memory_mib", 0, &mem) < 0)
+		return bad(r, "gpu %s: memory_mib must be a whole number "
+				  ">= 0 or null",
+			       uuid);
+	if (gpu_profile(st, d, &prof, &migdev, &why) < 0)
+		return bad(r, "gpu %s: %s", uuid, why);
+	dv = dev_get(st, uuid);
+	if (!dv->node || strcmp(dv->node->name, node) != 0 ||
+		dv->index != index || dv->migdev != migdev ||
+		dv->prof != prof || dv->mem != mem) {
+		if (dv->node)
+			detach(dv->node, dv);
+		dv->index = (int)index;
+		dv->migdev = migdev;
+		dv->prof = prof;
+		dv->mem = mem;
+		attach(node_get(st, node), dv);
+		st->relayout = 1;
+	}
+	dv->util = ut >= 0 && (d->t[ut].type == JS_INT ||
+				      d->t[ut].type == JS_REAL)
+		? (int)d->t[ut].d : 0;
+	dv->healthy = !health || strcmp(health, "unhealthy") != 0;
+	sp_mark(st, dv->node);
+	return 0;
+}
+
+void
+sp_hold_devs(struct sp_state *st, const char *id, struct sp_dev **devs,
+	size_t n, long mem, int excl)
+{
+	struct sp_hold *h = ecalloc(1, sizeof *h);
+	size_t i;
+
+	h->id = estrdup(id);
+	h->devs = emalloc((n + 1) * sizeof *h->devs);
+	memcpy(h->devs, devs, n * sizeof *devs);
+	h->ndevs = n;
+	h->mem = mem;
+	h->excl = excl;
+	for (i = 0; i < n; i++) {
+		if (excl) {
+			devs[i]->excl = 1;
+		} else {
+			devs[i]->nshared++;
+			devs[i]->shared_mem += mem;
+		}
+		sp_mark(st, devs[i]->node);
+	}
+	hm_put(st->holds, id, h);
+}
+
+int
+sp_release(struct sp_state *st, const char *id)
+{
+	struct sp_hold *h = hm_take(st->holds, id);
+	struct sp_dev *dv;
+	size_t i;
+
+	if (!h)
+		return -1;
+	for (i = 0; i < h->ndevs; i++) {
+		dv = h->devs[i];
+		if (h->excl) {
+			dv->excl = 0;
+		} else {
+			dv->nshared--;
+			dv->shared_mem -= h->mem;
+		}
+		sp_mark(st, dv->node);
+	}
+	free_hold(h);
+	return 0;
+}
+
+/* alloc_devs looks up the devices of allocation record d into v (room
+ * for n). Returns 0, or -1 with the problem warned. */
+static int
+alloc_devs(struct sp_state *st, struct nd_reader *r, const struct js_doc *d,
+	int arr, const char *id, int excl, struct sp_dev **v)
+{
+	int i, j, t;
+
+	for (i = 0, t = arr + 1; i < d->t[arr].n; i++, t = d->t[t].next) {
+		if (d->t[t].type != JS_STRING || !*d->t[t].s)
+			return bad(r, "allocation %s: devices must be UUIDs",
+				       id);
+		v[i] = dev_get(st, d->t[t].s);
+		for (j = 0; j < i; j++)
+			if (v[j] == v[i])
+				return bad(r, "allocation %s: device %s "
+						  "listed twice",
+					       id, v[i]->uuid);
+		if (v[i]->excl || (excl && v[i]->nshared))
+			return bad(r, "allocation %s: device %s is already "
+					  "in use",
+				       id, v[i]->uuid);
+	}
+	return 0;
+}
+
+/* feed_alloc records devices held from outside; an id that holds
+ * devices already is replaced. */
+static int
+feed_alloc(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
+{
+	const char *id = js_str(d, js_get(d, 0, "id"));
+	int arr = js_get(d, 0, "devices"), excl, rc;
+	struct sp_dev **v;
+	long mem;
+
+	if (!id || !*id)
+		return bad(r, "allocation record has no id");
+	if (arr < 0 || d->t[arr].type != JS_ARRAY || d->t[arr].n == 0)
+		return bad(r, "allocation %s: devices must be a non-empty "
+				  "array of UUIDs",
+			       id);
+	if (flag(d, 0, "exclusive", 1, &excl) < 0 ||
+		whole(d, 0, "memory_mib", 0, &mem) < 0)
+		return bad(r, "allocation %s: exclusive must be true or "
+				  "false, memory_mib a whole number >= 0",
+			       id);
+	sp_release(st, id);
+	v = emalloc((size_t)d->t[arr].n * sizeof *v);
+	rc = alloc_devs(st, r, d, arr, id, excl, v);
+	if (rc == 0)
+		sp_hold_devs(st, id, v, (size_t)d->t[arr].n, excl ? 0 : mem,
+			excl);
+	free(v);
+	return rc;
+}
+
+/* pend files q under its id in the map of waiting requests. */
+static void
+pend(struct sp_state *st, struct sp_req *q)
+{
+	q->same = hm_get(st->pending, q->id);
+	hm_put(st->pending, q->id, q);
+}
+
+/* feed_release frees what id holds, or withdraws its waiting requests;
+ * an id that has neither is no error. The map of waiting requests is
+ * made the first time a batch needs it. */
+static int
+feed_release(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
+{
+	const char *id = js_str(d, js_get(d, 0, "id"));
+	struct sp_req *q;
+	size_t i;
+
+	if (!id || !*id)
+		return bad(r, "release record has no id");
+	if (sp_release(st, id) == 0)
+		return 0;
+	if (!st->pending) {
+		st->pending = hm_new(NULL);
+		for (i = 0; i < st->nbatch; i++)
+			pend(st, st->batch[i]);
+	}
+	for (q = hm_take(st->pending, id); q; q = q->same)
+		q->withdrawn = 1;
+	return 0;
+}
+
+static int
+feed_request(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
+{
+	struct sp_req *q = sp_req_read(st, r, d, 0);
+
+	if (!q)
+		return -1;
+	if (!st->seq) {
+		st->first_wall = sp_clock(0);
+		st->first_cpu = sp_clock(1);
+	}
+	q->seq = st->seq++;
+	if (st->pending)
+		pend(st, q);
+	if (st->nbatch == st->capbatch) {
+		st->capbatch = st->capbatch ? st->capbatch * 2 : 256;
+		st->batch = erealloc(st->batch, st->capbatch * sizeof *st->batch);
+	}
+	st->batch[st->nbatch++] = q;
+	return 0;
+}
+
+int
+sp_feed(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
+{
+	const char *kind;
+
+	if (d->t[0].type != JS_OBJECT)
+		return bad(r, "record is not a JSON object");
+	if (!(kind = js_str(d, js_get(d, 0, "kind"))))
+		return bad(r, "record has no kind");
+	if (strcmp(kind, "request") == 0)
+		return feed_request(st, r, d);
+	if (strcmp(kind, "release") == 0)
+		return feed_release(st, r, d);
+	if (strcmp(kind, "gpu") == 0)
+		return feed_gpu(st, r, d);
+	if (strcmp(kind, "node") == 0)
+		return feed_node(st, r, d);
+	if (strcmp(kind, "allocation") == 0)
+		return feed_alloc(st, r, d);
+	if (strcmp(kind, "flush") == 0) {
+		sp_flush(st);
+		return SP_FLUSHED;
+	}
+	return bad(r, "unknown kind \"%s\"", kind);
+}

@@ -1,0 +1,202 @@
+#!/bin/sh
+# The controller on the real control plane: 200 GPUWorkloads over 20 KWOK
+# nodes all Running with no device double-booked (checked from the API),
+# retries on the backoff schedule, refusals naming the field, a strategy
+# switched at run time, a controller killed mid-flight, deletion, metrics,
+# and the CLI.
+. "$(dirname "$0")/lib.sh"
+need_cluster
+NS=t9400
+k() { k8shazgpu-sim kubectl "$@"; }
+
+# SECONDS CMD...: retry CMD once a second until it succeeds or time is up.
+eventually() {
+	n=$1
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 1
+	done
+}
+
+cleanup() {
+	[ ! -f "$SCRATCH/ctl.pid" ] || kill "$(cat "$SCRATCH/ctl.pid")" 2>/dev/null
+	k delete namespace "$NS" --wait=false >/dev/null 2>&1
+	k delete nodes -l pool=fleet --wait=false >/dev/null 2>&1
+	k delete configmap -n canhazgpu-system k8shazgpu-config >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+# Twenty nodes of ten whole GPUs each, labelled pool=fleet.
+cat >fleet.yaml <<'EOF'
+defaults: {product: NVIDIA-A100-SXM4-80GB, memoryMiB: 81920, computeCapability: "8.0",
+  driverVersion: "550.90.07", cudaVersion: "12.4", cpu: "128", memory: 1Ti, pods: "110",
+  labels: {pool: fleet}}
+nodes:
+- {name: fleet, count: 20, gpus: 10}
+EOF
+
+cleanup
+yaml2json "$TOP/manifests/crds/gpuworkloads.yaml" | claim-make -a >/dev/null
+eventually 30 k get gpuworkloads -A
+k create namespace "$NS" >/dev/null
+k8shazgpu-sim nodes fleet.yaml | claim-make -a >/dev/null
+fleet_ready() { [ "$(k get nodes -l pool=fleet -o json | jq '[.items[] | select(any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length')" = 20 ]; }
+eventually 60 fleet_ready
+i=0
+while [ $i -lt 20 ]; do
+	k8shazgpu-nodeagent -1 -N fleet-$i -t fleet.yaml 2>/dev/null
+	i=$((i + 1))
+done
+
+check_output 'the fleet publishes 200 GPUs' \
+	'k8shazgpu nodes | awk "/^fleet/ {n++; d += \$3; f += \$4} END {print n, d, f}"' <<'EOF'
+20 200 200
+EOF
+
+# The controller, every second, tolerating the KWOK taint.
+port=$((20000 + $$ % 10000))
+export K8SHAZGPU_JOB_TOLERATIONS='[{"key":"kwok.x-k8s.io/node","operator":"Exists","effect":"NoSchedule"}]'
+start_controller() {
+	k8shazgpu-controller -i 1 -d "$SCRATCH/state" -l 127.0.0.1:$port >/dev/null 2>>"$SCRATCH/controller.log" &
+	echo $! >"$SCRATCH/ctl.pid"
+}
+start_controller
+
+# NAME [JSON spec]: a GPUWorkload whose pods stay Running (KWOK would
+# complete a Job's pod after a few seconds otherwise).
+workload() {
+	jq -n -c --arg name "$1" --arg ns "$NS" --argjson spec "${2:-{\}}" '{apiVersion: "canhazgpu.dev/v1alpha1",
+		kind: "GPUWorkload", metadata: {name: $name, namespace: $ns},
+		spec: ({gpuCount: 1, nodeSelector: {pool: "fleet"},
+			podTemplate: {metadata: {annotations: {"pod-complete.stage.kwok.x-k8s.io/delay": "1h",
+					"pod-complete.stage.kwok.x-k8s.io/jitter-delay": "1h"}},
+				spec: {containers: [{name: "main", image: "registry.invalid/none:0"}]}}} + $spec)}'
+}
+phase_count() {
+	k get gpuworkloads -n "$NS" -o json | jq --arg p "$1" '[.items[] | select(.status.phase == $p)] | length'
+}
+all_running() { [ "$(phase_count Running)" -ge "$1" ]; }
+
+i=0
+while [ $i -lt 200 ]; do
+	workload "w$i"
+	i=$((i + 1))
+done | claim-make -a >/dev/null
+
+check 'all 200 GPUWorkloads reach Running' 'eventually 240 all_running 200'
+
+# From the API: every running pod of a workload, its node and devices.
+pods_devices() {
+	k get pods -n "$NS" -l canhazgpu.dev/workload -o json | jq -r '.items[] | select(.status.phase == "Running")
+		| .spec.nodeName as $n | (.spec.containers[0].env[] | select(.name == "NVIDIA_VISIBLE_DEVICES") | .value
+		| split(","))[] | "\($n) \(.)"'
+}
+check_output 'no device is held by two pods; 10 per node' \
+	'pods_devices >pd; echo "$(wc -l <pd) pods, $(sort -u pd | wc -l) distinct devices";
+	 awk "{print \$1}" pd | sort | uniq -c | awk "{print \$1}" | sort -u' <<'EOF'
+200 pods, 200 distinct devices
+10
+EOF
+
+check_output 'the devices are those the nodes publish' \
+	'k get nodes -l pool=fleet -o json | jq -r ".items[] | .metadata.name as \$n
+		| .metadata.annotations[\"agentaflow.gpu/devices\"] | fromjson | .[] | \"\(\$n) \(.uuid)\"" | sort >published &&
+	 sort pd | comm -23 - published | wc -l' <<'EOF'
+0
+EOF
+
+check_output 'status names node, devices, strategy and the Job' \
+	'k get gpuworkload w0 -n "$NS" -o json | jq -r ".status | [.phase, (.assignedNode | startswith(\"fleet-\")),
+		(.devices | length), .strategy, .jobName, .requestedGPUs] | map(tostring) | join(\" \")"' <<'EOF'
+Running true 1 least_utilized w0 1
+EOF
+
+check_output 'k8shazgpu workloads lists them' \
+	'k8shazgpu -n "$NS" workloads | awk "NR == 1 || \$2 == \"w0\" {print \$1, \$2, \$3, \$4}"' <<'EOF'
+NAMESPACE NAME PHASE GPUS
+t9400 w0 Running 1
+EOF
+
+# A workload no node can hold: retried on the backoff schedule, then Failed.
+workload toobig '{"gpuCount": 11, "retryPolicy": {"maxRetries": 2, "backoffSeconds": 2}}' | claim-make -a >/dev/null
+seen() { k get gpuworkload toobig -n "$NS" -o json | jq -r '.status | "\(.phase) \(.retries)"'; }
+check_output 'unschedulable: Pending with retry 1, then 2, then Failed with the reason' '
+	: >trail; n=0
+	while [ $n -lt 60 ]; do seen >>trail; tail -n 1 trail | grep -q ^Failed && break; sleep 0.5; n=$((n + 1)); done
+	uniq trail | grep -v "^null" ; k get gpuworkload toobig -n "$NS" -o jsonpath="{.status.message}{\"\\n\"}"' <<'EOF'
+Pending 1
+Pending 2
+Failed 2
+unschedulable after 2 retries: no node has 11 free healthy GPUs
+EOF
+
+check 'the retry waits follow the backoff: 2 s then 4 s, each times 0.5 to 1.5' '
+	grep -c "" trail >/dev/null
+	r1=$(grep -c "^Pending 1$" trail); r2=$(grep -c "^Pending 2$" trail)
+	# samples are 0.5 s apart: retry 1 waits 1-3 s (2-6 samples), retry 2 waits 2-6 s (4-12)
+	test "$r1" -ge 1 && test "$r1" -le 7 && test "$r2" -ge 3 && test "$r2" -le 13'
+
+workload zero '{"gpuCount": 0}' | claim-make -a >/dev/null
+workload badstrat '{"schedulingStrategy": "fastest"}' | claim-make -a >/dev/null
+workload nomig '{"gpuRequirements": {"migProfile": "7g.80gb"}, "retryPolicy": {"maxRetries": 1, "backoffSeconds": 1}}' |
+	claim-make -a >/dev/null
+failed() { [ "$(k get gpuworkload "$1" -n "$NS" -o jsonpath='{.status.phase}')" = Failed ]; }
+check_output 'bad specs are refused with a message naming the field; the controller goes on' '
+	eventually 30 failed zero && eventually 30 failed badstrat && eventually 40 failed nomig &&
+	for w in zero badstrat nomig; do k get gpuworkload $w -n "$NS" -o jsonpath="{.status.message}{\"\\n\"}"; done' <<'EOF'
+spec.gpuCount must be a whole number from 1 to 64, got 0
+spec.schedulingStrategy: unknown strategy "fastest"
+unschedulable after 1 retries: no node has 1 free 7g.80gb devices
+EOF
+
+k delete gpuworkloads -n "$NS" toobig zero badstrat nomig >/dev/null
+
+# Free ten GPUs: deleting a workload deletes its Job (and pod).
+jobs_gone() { ! k get job w1 -n "$NS" >/dev/null 2>&1; }
+check 'deleting a workload deletes its Job' \
+	'i=0; while [ $i -lt 10 ]; do echo w$i; i=$((i + 1)); done | xargs k8shazgpu-sim kubectl delete gpuworkload -n "$NS" >/dev/null &&
+	 eventually 60 jobs_gone'
+
+check_output 'the strategy switched at run time is used from the next cycle' \
+	'k8shazgpu strategy best_fit && workload bf | claim-make -a >/dev/null && eventually 30 all_running 191 &&
+	 k get gpuworkload bf -n "$NS" -o jsonpath="{.status.strategy}{\"\\n\"}"' <<'EOF'
+strategy set to best_fit; the controller uses it from its next cycle
+best_fit
+EOF
+
+# Kill the controller while it writes nine new workloads, then restart it.
+check_output 'killed mid-flight and restarted: no duplicate Job, no workload lost' '
+	i=0; while [ $i -lt 9 ]; do workload k$i; i=$((i + 1)); done | claim-make -a >/dev/null
+	n=0; until k get jobs -n "$NS" -o name | grep -q "/k"; do n=$((n + 1)); [ $n -lt 200 ] || break; sleep 0.05; done
+	kill -KILL "$(cat "$SCRATCH/ctl.pid")"; sleep 1; start_controller
+	eventually 60 all_running 200 &&
+	k get jobs -n "$NS" -o json | jq -r "[.items[].metadata.ownerReferences[0].name] | \"\(length) jobs, \(unique | length) workloads\"" &&
+	k get gpuworkloads -n "$NS" -o json | jq -r "[.items[] | select(.status.phase != \"Running\")] | length"' <<'EOF'
+200 jobs, 200 workloads
+0
+EOF
+
+check 'no device double-booked after the restart either' \
+	'pods_devices >pd2 && test "$(wc -l <pd2)" = 200 && test "$(sort -u pd2 | wc -l)" = 200'
+
+metric() { curl -s "http://127.0.0.1:$port/metrics" | grep "^$1" ; }
+check_output 'metrics in Prometheus text' '
+	metric agentaflow_gpu_total; metric agentaflow_workloads_running; metric agentaflow_workloads_pending;
+	metric "warp_gpuworkload_scheduled_total{strategy=\"best_fit\"}"; metric "warp_gpuworkload_failed_total{reason=\"invalid\"}";
+	metric "warp_gpuworkload_reconcile_duration_seconds_count" | sed "s/ [0-9]*$/ N/"' <<'EOF'
+agentaflow_gpu_total 252
+agentaflow_workloads_running 200
+agentaflow_workloads_pending 0
+warp_gpuworkload_scheduled_total{strategy="best_fit"} 10
+warp_gpuworkload_failed_total{reason="invalid"} 2
+warp_gpuworkload_reconcile_duration_seconds_count N
+EOF
+
+check_output 'healthz and readyz' \
+	'curl -s "http://127.0.0.1:$port/healthz"; curl -s "http://127.0.0.1:$port/readyz"' <<'EOF'
+ok
+ok
+EOF
+done_testing

@@ -1,0 +1,124 @@
+/* webhook-review: libFuzzer target for the review path of webhook-patch.
+ *
+ * Each input is one request body. It goes through adm_answer with the
+ * mutate(3) policy over a fixed inventory (a fresh table per input, so
+ * runs do not depend on each other), and the answer is checked:
+ *   - it is an AdmissionReview response with a uid and allowed;
+ *   - a refusal has a status with a code and a message;
+ *   - a patch is base64 of a JSON array that applies cleanly (jp_apply)
+ *     to the request's object.
+ * Anything else aborts, which libFuzzer reports with the input.
+ *
+ * Build: clang -fsanitize=fuzzer,address -iquote lib t/fuzz/webhook-review.c
+ *        lib/... $(pkg-config --cflags --libs jansson yaml-0.1)
+ * (t/0700-webhook-patch.t does it and runs it briefly over t/fuzz/corpus). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission.h"
+#include "avail.h"
+#include "b64.h"
+#include "jsonpatch.h"
+#include "migchain.h"
+#include "mutate.h"
+
+static const char *const inventory[] = {
+	"{\"kind\":\"node\",\"name\":\"small\",\"allocatable\":"
+	"{\"nvidia.com/mig-1g.10gb\":\"28\"}}",
+	"{\"kind\":\"node\",\"name\":\"medium\",\"allocatable\":"
+	"{\"nvidia.com/mig-2g.20gb\":\"12\",\"nvidia.com/mig-1g.10gb\":\"4\"},"
+	"\"allocated\":{\"nvidia.com/mig-2g.20gb\":\"11\"}}",
+	"{\"kind\":\"runtimeclass\",\"name\":\"seeweb-nvidia-1xa6000\","
+	"\"annotations\":{\"limits.k8s.gpu/cpu\":\"8000m\",\"limits.k8s.gpu/"
+	"memory\":\"32861620Ki\",\"limits.k8s.gpu/default\":\"1\"}}",
+	"{\"kind\":\"runtimeclass\",\"name\":\"odd\",\"annotations\":"
+	"{\"limits.k8s.gpu/cpu\":\"lots\",\"limits.k8s.gpu/default\":\"3\"}}",
+};
+
+struct ctx {
+	struct mutate_opts mo;
+	struct avail *a;
+};
+
+static void
+decide(const struct adm_request *r, struct adm_verdict *v, void *arg)
+{
+	struct ctx *c = arg;
+
+	mutate_decide(&c->mo, c->a, r, v, NULL);
+}
+
+static void
+check(int ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "webhook-review: %s\n", what);
+		abort();
+	}
+}
+
+/* check_patch decodes the patch and applies it to the request object. */
+static void
+check_patch(const char *b64, const char *buf, size_t len)
+{
+	json_t *review = json_loadb(buf, len, JSON_DECODE_ANY, NULL), *ops, *obj;
+	unsigned char *text;
+	size_t n, bad;
+	char err[256];
+
+	check(b64_decode(b64, strlen(b64), &text, &n, &bad) == 0, "bad base64");
+	ops = json_loadb((char *)text, n, 0, NULL);
+	check(json_is_array(ops), "patch is not a JSON array");
+	obj = json_deep_copy(json_object_get(json_object_get(review, "request"),
+		"object"));
+	check(obj != NULL, "patch for a review without object");
+	check(jp_apply(&obj, ops, err, sizeof err) == 0, err);
+	json_decref(obj);
+	json_decref(ops);
+	json_decref(review);
+	free(text);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct migchain *chains;
+	struct ctx c = {0};
+	enum adm_outcome out;
+	json_t *resp, *r, *rec;
+	char err[512], *buf = malloc(size + 1), *text;
+	size_t i;
+
+	if (!chains)
+		chains = migchain_default();
+	memcpy(buf, data, size);
+	buf[size] = '\0';
+	c.mo.chains = chains;
+	c.mo.gate = size % 2;
+	c.mo.default_class = size % 3 == 0 ? "seeweb-nvidia-1xa6000" : NULL;
+	c.a = avail_new(60);
+	for (i = 0; i < sizeof inventory / sizeof *inventory; i++) {
+		rec = json_loads(inventory[i], 0, NULL);
+		avail_record(c.a, rec, err, sizeof err);
+		json_decref(rec);
+	}
+	avail_set_synced(c.a, AVAIL_ALL);
+	resp = adm_answer(buf, size, decide, &c, &out, err, sizeof err);
+	r = json_object_get(resp, "response");
+	check(json_is_string(json_object_get(r, "uid")), "no uid");
+	check(json_is_boolean(json_object_get(r, "allowed")), "no allowed");
+	if (!json_is_true(json_object_get(r, "allowed")))
+		check(json_is_string(json_object_get(json_object_get(r, "status"),
+			"message")), "refusal without message");
+	if (json_object_get(r, "patch"))
+		check_patch(json_string_value(json_object_get(r, "patch")), buf, size);
+	text = json_dumps(resp, JSON_COMPACT);
+	check(text != NULL, "response does not serialize");
+	free(text);
+	json_decref(resp);
+	avail_free(c.a);
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,464 @@
+/* webhook-patch: admission decisions for GPU pods: MIG-size fallback and
+ * RuntimeClass limits, answered as AdmissionReview responses.
+ *
+ *   webhook-patch [-Pv] [-f chains] [-i inventory] [-R class]
+ *                 [-l addr:port -c cert -k key [-t threads]]
+ *                 [--context name] [--kubeconfig file] [file...]
+ *   webhook-patch -D [-f chains]
+ *
+ * Without -l it is a filter: each line of the files (or stdin) is an
+ * AdmissionReview request (admission.k8s.io/v1), and one response line is
+ * written for it, always, even for a line that is no review at all (then
+ * the response refuses with code 400 and says what is wrong, and the
+ * exit status becomes 1). With -l it serves HTTPS on addr:port:
+ *   POST /mutate (or /)  one review; 200, or 400 for an unusable review,
+ *                        413 for a body over 8 MiB
+ *   GET /healthz         200 "ok" while the process serves
+ *   GET /readyz          200 once the inventory is synced, else 503
+ *   GET /metrics         Prometheus text: reviews by outcome, fallbacks
+ *                        by from/to, denials by limit, review latency
+ * The certificate and key files are read again when they change (checked
+ * every second, or at once on SIGHUP) without dropping a request; SIGTERM
+ * or SIGINT stops accepting, lets requests in flight finish (up to 25 s)
+ * and exits 0.
+ *
+ * The policy is mutate(3): RuntimeClass limits (filled in, refused, or
+ * held Pending by a scheduling gate with -P; -R sets a default class on
+ * GPU pods naming none), then MIG fallback along the chains of -f (or the
+ * built-in ones, migchain(3)). What is free comes from inventory records
+ * (-i, offline; avail(3) describes them) or else from a list+watch of
+ * nodes, pods and runtimeclasses kept in the background (informer(3)).
+ * -D prints the chains in effect as JSON and exits.
+ *
+ * EXIT STATUS: 0 done; 1 a line was no usable review, or the inventory,
+ * chains or certificates could not be used; 2 usage. */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "admission.h"
+#include "avail.h"
+#include "err.h"
+#include "httpd.h"
+#include "informer.h"
+#include "migchain.h"
+#include "mutate.h"
+#include "nd.h"
+#include "prom.h"
+
+#define MAX_BODY (8 << 20)
+#define GRACE 25.0
+
+struct ctx {
+	struct mutate_opts mo;
+	const char *chains_file, *inventory, *listen, *cert, *key;
+	const char *context, *kubeconfig;
+	unsigned threads;
+	int dump, verbose;
+	struct migchain *chains;
+	struct avail *a;
+	struct informer *in;
+	struct prom *prom;
+};
+
+static const char usage_text[] =
+	"usage: webhook-patch [-Pv] [-f chains] [-i inventory] [-R class]\n"
+	"                     [-l addr:port -c cert -k key [-t threads]]\n"
+	"                     [--context name] [--kubeconfig file] [file...]\n"
+	"       webhook-patch -D [-f chains]\n";
+
+static const char help_text[] =
+	"Answer AdmissionReviews: MIG-size fallback and RuntimeClass limits.\n"
+	"\n"
+	"  -f file         fallback chains and settings (YAML or JSON)\n"
+	"  -i file         inventory records instead of watching the cluster\n"
+	"  -R class        runtimeClassName for GPU pods that name none\n"
+	"  -P              hold pods over their RuntimeClass limits Pending\n"
+	"                  (scheduling gate) instead of refusing them\n"
+	"  -l addr:port    serve HTTPS there instead of reading reviews\n"
+	"  -c file, -k file  serving certificate and key (PEM)\n"
+	"  -t threads      serving threads (default 4)\n"
+	"  -v              log each decision that changes or refuses a pod\n"
+	"  -D              print the chains in effect as JSON and exit\n"
+	"  --context name  kubeconfig context\n"
+	"  --kubeconfig f  kubeconfig file\n"
+	"  -h, -V          this help; the version\n";
+
+static void
+usage(void)
+{
+	fputs(usage_text, stderr);
+	exit(HAZ_USAGE);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- decisions --------------------------------------------------------- */
+
+static const char *const outcome_names[] = {
+	[ADM_ALLOWED] = "allowed",
+	[ADM_PATCHED] = "patched",
+	[ADM_DENIED] = "denied",
+	[ADM_INVALID] = "invalid",
+};
+
+/* log_note says what a decision did, with -v. */
+static void
+log_note(const struct adm_request *r, const struct adm_verdict *v,
+	const struct mutate_note *n)
+{
+	const char *gen = json_string_value(json_object_get(json_object_get(
+		r->object, "metadata"), "generateName"));
+	int i;
+
+	for (i = 0; i < n->nfallback; i++)
+		err_warn("%s %s/%s%s: fallback %s->%s", r->kind, r->namespace,
+			*r->name ? r->name : gen ? gen : "", *r->name ? "" : "*",
+			n->from[i], n->to[i]);
+	if (n->limit)
+		err_warn("%s %s/%s%s: %s: %s", r->kind, r->namespace,
+			*r->name ? r->name : gen ? gen : "", *r->name ? "" : "*",
+			n->gated ? "held" : "refused", v->message ? v->message : n->limit);
+}
+
+/* decide runs the policy and counts what it did. */
+static void
+decide(const struct adm_request *r, struct adm_verdict *v, void *arg)
+{
+	struct ctx *c = arg;
+	struct mutate_note n;
+	char labels[128];
+	int i;
+
+	mutate_decide(&c->mo, c->a, r, v, &n);
+	for (i = 0; c->prom && i < n.nfallback; i++) {
+		snprintf(labels, sizeof labels, "from=\"%s\",to=\"%s\"", n.from[i],
+			n.to[i]);
+		prom_add(c->prom, "k8shazgpu_webhook_fallbacks_total", labels, 1);
+	}
+	if (c->prom && n.limit) {
+		snprintf(labels, sizeof labels, "limit=\"%s\",action=\"%s\"", n.limit,
+			n.gated ? "gate" : "deny");
+		prom_add(c->prom, "k8shazgpu_webhook_denials_total", labels, 1);
+	}
+	if (c->verbose)
+		log_note(r, v, &n);
+}
+
+/* ---- stdin mode -------------------------------------------------------- */
+
+static json_t *
+answer_record(struct ctx *c, struct nd_reader *r, json_t *rec, int got)
+{
+	char err[512];
+	enum adm_outcome out;
+	json_t *resp;
+
+	if (got < 0) {
+		adm_json_error(r->line, strlen(r->line), err, sizeof err);
+		return adm_invalid("", err);
+	}
+	if (strlen(r->line) > MAX_BODY) {
+		nd_warn(r, "review larger than %d bytes", MAX_BODY);
+		return adm_invalid("", "request body larger than 8388608 bytes");
+	}
+	resp = adm_answer_json(rec, decide, c, &out, err, sizeof err);
+	if (out == ADM_INVALID)
+		nd_warn(r, "invalid AdmissionReview: %s", err);
+	return resp;
+}
+
+static int
+filter(struct ctx *c, int argc, char **argv)
+{
+	struct nd_reader r;
+	json_t *rec, *resp;
+	int i, got, status = HAZ_OK;
+
+	for (i = 0; i < (argc ? argc : 1); i++) {
+		if (nd_open(&r, argc ? argv[i] : "-", 0) < 0) {
+			status = HAZ_FAIL;
+			continue;
+		}
+		while ((got = nd_read(&r, &rec)) != 0) {
+			resp = answer_record(c, &r, rec, got);
+			nd_write(resp);
+			json_decref(resp);
+			json_decref(rec);
+		}
+		if (r.failed)
+			status = HAZ_FAIL;
+		nd_close(&r);
+	}
+	return status;
+}
+
+/* ---- serving ----------------------------------------------------------- */
+
+static void
+reply_text(struct httpd_reply *p, int status, const char *text)
+{
+	p->status = status;
+	p->content_type = "text/plain; charset=utf-8";
+	p->body = estrdup(text);
+	p->len = strlen(text);
+}
+
+/* metrics refreshes the gauges and renders everything. */
+static void
+metrics(struct ctx *c, struct httpd_reply *p)
+{
+	json_t *st = avail_stats(c->a), *v;
+	const char *res;
+	char labels[160];
+
+	prom_set(c->prom, "k8shazgpu_webhook_inventory_synced", NULL,
+		avail_synced(c->a) == AVAIL_ALL);
+	json_object_foreach(json_object_get(st, "free"), res, v) {
+		snprintf(labels, sizeof labels, "resource=\"%s\"", res);
+		prom_set(c->prom, "k8shazgpu_webhook_free", labels,
+			(double)json_integer_value(v));
+		prom_set(c->prom, "k8shazgpu_webhook_pending", labels,
+			(double)json_integer_value(json_object_get(json_object_get(st,
+				"pending"), res)));
+	}
+	json_decref(st);
+	p->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	p->body = prom_render(c->prom, &p->len);
+}
+
+static void
+review(struct ctx *c, const struct httpd_req *q, struct httpd_reply *p)
+{
+	double t0 = now();
+	enum adm_outcome out = ADM_INVALID;
+	char err[512], labels[64];
+	json_t *resp;
+
+	if (q->too_large) {
+		snprintf(err, sizeof err, "request body larger than %d bytes",
+			MAX_BODY);
+		resp = adm_invalid("", err);
+	} else {
+		resp = adm_answer(q->body, q->len, decide, c, &out, err, sizeof err);
+	}
+	if (out == ADM_INVALID)
+		err_warn("invalid AdmissionReview: %s", err);
+	p->status = q->too_large ? 413 : out == ADM_INVALID ? 400 : 200;
+	p->body = json_dumps(resp, JSON_COMPACT);
+	p->len = strlen(p->body);
+	json_decref(resp);
+	snprintf(labels, sizeof labels, "outcome=\"%s\"", outcome_names[out]);
+	prom_add(c->prom, "k8shazgpu_webhook_reviews_total", labels, 1);
+	prom_observe(c->prom, "k8shazgpu_webhook_review_seconds", NULL,
+		now() - t0);
+}
+
+static void
+handle(const struct httpd_req *q, struct httpd_reply *p, void *arg)
+{
+	struct ctx *c = arg;
+	int post = !strcmp(q->method, "POST");
+
+	if (!strcmp(q->path, "/mutate") || !strcmp(q->path, "/")) {
+		if (post)
+			review(c, q, p);
+		else
+			reply_text(p, 405, "use POST\n");
+	} else if (post) {
+		reply_text(p, 404, "not found\n");
+	} else if (!strcmp(q->path, "/healthz")) {
+		reply_text(p, 200, "ok\n");
+	} else if (!strcmp(q->path, "/readyz")) {
+		if (avail_synced(c->a) == AVAIL_ALL)
+			reply_text(p, 200, "ok\n");
+		else
+			reply_text(p, 503, "inventory not synced\n");
+	} else if (!strcmp(q->path, "/metrics")) {
+		metrics(c, p);
+	} else {
+		reply_text(p, 404, "not found\n");
+	}
+}
+
+static void
+declare_metrics(struct prom *p)
+{
+	static const double bounds[] = {0.0001, 0.00025, 0.0005, 0.001, 0.002,
+		0.005, 0.01, 0.025, 0.1, 0.5};
+	size_t i;
+	char labels[32];
+
+	prom_counter(p, "k8shazgpu_webhook_reviews_total",
+		"AdmissionReviews answered, by outcome.");
+	for (i = 0; i < 4; i++) {
+		snprintf(labels, sizeof labels, "outcome=\"%s\"", outcome_names[i]);
+		prom_add(p, "k8shazgpu_webhook_reviews_total", labels, 0);
+	}
+	prom_counter(p, "k8shazgpu_webhook_fallbacks_total",
+		"MIG requests moved to a smaller profile, by from and to.");
+	prom_counter(p, "k8shazgpu_webhook_denials_total",
+		"Pods over their RuntimeClass limits, by limit and action.");
+	prom_histogram(p, "k8shazgpu_webhook_review_seconds",
+		"Time to answer one review.", bounds, sizeof bounds / sizeof *bounds);
+	prom_gauge(p, "k8shazgpu_webhook_inventory_synced",
+		"1 once nodes, pods and runtimeclasses have been listed.");
+	prom_gauge(p, "k8shazgpu_webhook_free",
+		"MIG devices free in the cluster after waiting demand.");
+	prom_gauge(p, "k8shazgpu_webhook_pending",
+		"MIG devices admitted and not yet seen in the watch.");
+}
+
+/* serve runs the HTTPS server until SIGTERM or SIGINT. */
+static int
+serve(struct ctx *c, const sigset_t *sigs)
+{
+	struct httpd_opts o = {.listen = c->listen, .cert_file = c->cert,
+		.key_file = c->key, .threads = c->threads, .max_body = MAX_BODY,
+		.verbose = c->verbose, .handler = handle, .arg = c};
+	struct timespec second = {1, 0};
+	struct httpd *h;
+	char err[512];
+	int sig;
+
+	c->prom = prom_new();
+	declare_metrics(c->prom);
+	if (!(h = httpd_start(&o, err, sizeof err))) {
+		err_warn("%s", err);
+		return HAZ_FAIL;
+	}
+	err_warn("serving on %s (port %d)", c->listen, httpd_port(h));
+	while ((sig = sigtimedwait(sigs, NULL, &second)) != SIGTERM &&
+		sig != SIGINT) {
+		switch (httpd_tick(h, sig == SIGHUP, err, sizeof err)) {
+		case 1: err_warn("certificate reloaded from %s", c->cert); break;
+		case -1: err_warn("%s; keeping the certificate in use", err); break;
+		}
+	}
+	httpd_stop(h, GRACE);
+	return HAZ_OK;
+}
+
+/* ---- setup ------------------------------------------------------------- */
+
+static void
+load_inventory(struct ctx *c)
+{
+	struct nd_reader r;
+	char err[256];
+	json_t *rec;
+	int got;
+
+	if (nd_open(&r, c->inventory, ND_SKIP_BLANK) < 0)
+		exit(HAZ_FAIL);
+	while ((got = nd_read(&r, &rec)) != 0) {
+		if (got < 0 || avail_record(c->a, rec, err, sizeof err) < 0) {
+			if (got > 0)
+				nd_warn(&r, "%s", err);
+			exit(HAZ_FAIL);
+		}
+		json_decref(rec);
+	}
+	nd_close(&r);
+	avail_set_synced(c->a, AVAIL_ALL);
+}
+
+static void
+parse_args(struct ctx *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"context", required_argument, NULL, 'C'},
+		{"kubeconfig", required_argument, NULL, 'K'},
+		{NULL, 0, NULL, 0},
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "Df:i:R:Pl:c:k:t:vhV", longopts,
+			NULL)) != -1) {
+		switch (ch) {
+		case 'D': c->dump = 1; break;
+		case 'f': c->chains_file = optarg; break;
+		case 'i': c->inventory = optarg; break;
+		case 'R': c->mo.default_class = optarg; break;
+		case 'P': c->mo.gate = 1; break;
+		case 'l': c->listen = optarg; break;
+		case 'c': c->cert = optarg; break;
+		case 'k': c->key = optarg; break;
+		case 't': c->threads = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'v': c->verbose = 1; break;
+		case 'C': c->context = optarg; break;
+		case 'K': c->kubeconfig = optarg; break;
+		case 'h': fputs(usage_text, stdout); fputs(help_text, stdout); exit(HAZ_OK);
+		case 'V': puts("webhook-patch " HAZ_VERSION); exit(HAZ_OK);
+		default: usage();
+		}
+	}
+	if (c->listen && (!c->cert || !c->key || optind < argc))
+		usage();
+	if ((c->cert || c->key) && !c->listen)
+		usage();
+}
+
+static void
+load_chains(struct ctx *c)
+{
+	char err[512];
+
+	if (!c->chains_file)
+		c->chains = migchain_default();
+	else if (!(c->chains = migchain_load(c->chains_file, err, sizeof err)))
+		err_die(HAZ_FAIL, "%s", err);
+	c->mo.chains = c->chains;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ctx c = {0};
+	sigset_t sigs;
+	int status;
+
+	err_init(argv[0]);
+	parse_args(&c, argc, argv);
+	load_chains(&c);
+	if (c.dump) {
+		json_t *j = migchain_json(c.chains);
+
+		nd_write(j);
+		json_decref(j);
+		migchain_free(c.chains);
+		return nd_finish(HAZ_OK);
+	}
+	/* signals are taken by sigtimedwait, so no thread may get them */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	if (c.listen)
+		pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	c.a = avail_new(migchain_pending_seconds(c.chains));
+	if (c.inventory)
+		load_inventory(&c);
+	else if (!(c.in = informer_start(c.kubeconfig, c.context, c.a, 0)))
+		exit(HAZ_FAIL);
+	if (c.in && !c.listen && !informer_wait(c.in, 30))
+		err_warn("inventory not synced after 30 s; going on");
+	status = c.listen ? serve(&c, &sigs) : filter(&c, argc - optind,
+		argv + optind);
+	informer_stop(c.in);
+	avail_free(c.a);
+	prom_free(c.prom);
+	migchain_free(c.chains);
+	return nd_finish(status);
+}
