@@ -8,7 +8,10 @@
  *   pods     uid -> {"node":name, "demand":{res:n}, "state":s}; only pods
  *            that ask for MIG devices; state is "bound", "waiting" or
  *            "idle" (terminated, unschedulable or gated: counts nowhere)
- *   pending  token -> {"demand":{res:n}, "expires":monotonic seconds}
+ *   pending  token -> {"demand":{res:n}, "expires":monotonic seconds}, in
+ *            the order admitted (jansson keeps insertion order), which is
+ *            the order they expire in
+ *   pending_sum  {res:n} over pending
  *   classes  name -> {annotation: value} of limits.k8s.gpu/ keys */
 #include <pthread.h>
 #include <stdio.h>
@@ -26,7 +29,7 @@ struct avail {
 	pthread_mutex_t mu;
 	double ttl;
 	int synced;
-	json_t *nodes, *bound, *waiting, *pods, *pending, *classes;
+	json_t *nodes, *bound, *waiting, *pods, *pending, *pending_sum, *classes;
 };
 
 static double
@@ -50,6 +53,7 @@ avail_new(double pending_seconds)
 	a->waiting = json_object();
 	a->pods = json_object();
 	a->pending = json_object();
+	a->pending_sum = json_object();
 	a->classes = json_object();
 	return a;
 }
@@ -64,6 +68,7 @@ avail_free(struct avail *a)
 	json_decref(a->waiting);
 	json_decref(a->pods);
 	json_decref(a->pending);
+	json_decref(a->pending_sum);
 	json_decref(a->classes);
 	pthread_mutex_destroy(&a->mu);
 	free(a);
@@ -131,6 +136,18 @@ meta(const json_t *obj, const char *key)
 {
 	return json_string_value(json_object_get(json_object_get(obj,
 		"metadata"), key));
+}
+
+/* drop_pending forgets the admitted entry of token, if any. */
+static void
+drop_pending(struct avail *a, const char *token)
+{
+	json_t *p = json_object_get(a->pending, token);
+
+	if (p) {
+		map_add(a->pending_sum, json_object_get(p, "demand"), -1);
+		json_object_del(a->pending, token);
+	}
 }
 
 /* ---- nodes ---------------------------------------------------------- */
@@ -249,7 +266,7 @@ pod_event(struct avail *a, const char *type, const json_t *pod)
 	char *key = pod_key(pod);
 
 	if (token)
-		json_object_del(a->pending, token);
+		drop_pending(a, token);
 	if ((old = json_object_get(a->pods, key))) {
 		contribute(a, old, -1);
 		json_object_del(a->pods, key);
@@ -426,7 +443,9 @@ avail_class_limit(struct avail *a, const char *name, const char *key,
 
 /* ---- what is free ---------------------------------------------------- */
 
-/* expire drops admitted entries whose pod never showed up in time. */
+/* expire drops admitted entries whose pod never showed up in time; they
+ * expire in the order they were admitted, so it stops at the first that
+ * has time left. */
 static void
 expire(struct avail *a)
 {
@@ -436,21 +455,17 @@ expire(struct avail *a)
 	void *tmp;
 
 	json_object_foreach_safe(a->pending, tmp, token, p) {
-		if (json_real_value(json_object_get(p, "expires")) <= t)
-			json_object_del(a->pending, token);
+		if (json_real_value(json_object_get(p, "expires")) > t)
+			break;
+		map_add(a->pending_sum, json_object_get(p, "demand"), -1);
+		json_object_del(a->pending, token);
 	}
 }
 
 static long
 pending_of(struct avail *a, const char *res)
 {
-	const char *token;
-	json_t *p;
-	long n = 0;
-
-	json_object_foreach(a->pending, token, p)
-		n += count(json_object_get(p, "demand"), res);
-	return n;
+	return count(a->pending_sum, res);
 }
 
 struct slot {
@@ -574,22 +589,22 @@ avail_fits_locked(struct avail *a, const json_t *demand, long times)
 void
 avail_admit_locked(struct avail *a, const char *token, const json_t *demand)
 {
-	json_object_set_new(a->pending, token, json_pack("{s:O,s:f}", "demand",
-		demand, "expires", now() + a->ttl));
+	drop_pending(a, token);
+	json_object_set_new(a->pending, token, json_pack("{s:o,s:f}", "demand",
+		json_deep_copy(demand), "expires", now() + a->ttl));
+	map_add(a->pending_sum, demand, 1);
 }
 
 json_t *
 avail_stats(struct avail *a)
 {
-	json_t *pending = json_object(), *free_ = json_object(), *p, *d;
+	json_t *free_ = json_object(), *p, *d;
 	json_t *out;
 	const char *key, *res;
 	long total;
 
 	avail_lock(a);
 	expire(a);
-	json_object_foreach(a->pending, key, p)
-		map_add(pending, json_object_get(p, "demand"), 1);
 	json_object_foreach(a->nodes, key, p) {
 		json_object_foreach(json_object_get(p, "alloc"), res, d) {
 			if (!json_object_get(free_, res)) {
@@ -600,7 +615,7 @@ avail_stats(struct avail *a)
 	}
 	out = json_pack("{s:i,s:i,s:o,s:o,s:o}", "nodes",
 		(int)json_object_size(a->nodes), "pods", (int)json_object_size(a->pods),
-		"pending", pending, "waiting", json_deep_copy(a->waiting),
+		"pending", json_deep_copy(a->pending_sum), "waiting", json_deep_copy(a->waiting),
 		"free", free_);
 	avail_unlock(a);
 	return out;

@@ -1,9 +1,10 @@
 #!/bin/sh
-# claim-watch without a cluster: usage, an unreachable server, and a
-# scripted fake API server (python3, TLS with a CA, client certificate and
-# token made here) that drops, truncates, garbles and expires the watch,
-# so every recovery path is checked against an exact event sequence and
-# the exact requests made.
+# claim-watch without a cluster: usage, the lib pieces, an unreachable
+# server, and -R, which replays captured watch streams through the very
+# line handler of a live watch: normal events, bookmarks, repeats, ERROR
+# events, garbled, truncated and oversized lines, each with an exact
+# output, warning and exit status. What needs a server is in
+# t/9100-claim-watch.t, against a real one.
 . "$(dirname "$0")/lib.sh"
 
 unset KUBECONFIG KUBERNETES_SERVICE_HOST KUBERNETES_SERVICE_PORT
@@ -104,336 +105,148 @@ check_output 'a context that is not there exits 1' \
 claim-watch: kubeconfig: unreachable.yaml: context "gone" not found
 EOF
 
-if ! command -v python3 >/dev/null 2>&1 || ! command -v openssl >/dev/null 2>&1; then
-	echo "# python3 or openssl missing: fake API server tests skipped"
-	done_testing
-	exit
-fi
 
-# ---- a fake API server -------------------------------------------------
+# ---- -R: captured watch streams replayed ----------------------------------
 
-ec() { openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "$@" 2>/dev/null; }
-ec -x509 -keyout ca.key -out ca.crt -days 30 -subj /CN=fake-ca
-ec -keyout server.key -out server.csr -subj /CN=127.0.0.1
-printf 'subjectAltName=IP:127.0.0.1\n' >san.ext
-openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-	-out server.crt -days 30 -extfile san.ext 2>/dev/null
-ec -keyout client.key -out client.csr -subj /CN=watcher
-openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-	-out client.crt -days 30 2>/dev/null
-ec -x509 -keyout other.key -out other-ca.crt -days 30 -subj /CN=other-ca
-
-cat >fakeapi.py <<'EOF'
-# fakeapi.py SCRIPT LOG PORTFILE: a scripted Kubernetes API server on
-# 127.0.0.1 (server.crt, ca.crt for client certificates). SCRIPT holds
-# queues of answers to lists and watches of configmaps; every request is
-# logged, never its token. The last list answer repeats; a watch with no
-# answer left is held open. "secrets" is always forbidden.
-import json, os, ssl, sys, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import urlsplit, parse_qs
-
-script = json.load(open(sys.argv[1]))
-log = open(sys.argv[2], "a", buffering=1)
-queues = {"list": script.get("list", []), "watch": script.get("watch", [])}
-
-def res(name, kind):
-    return {"resource": name, "scope": "Namespaced", "singularResource": name[:-1],
-            "responseKind": {"group": "", "version": "v1", "kind": kind},
-            "shortNames": ["cm"] if name == "configmaps" else [], "verbs": ["list", "watch"]}
-def disc(groups):
-    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "items": groups}
-CORE = disc([{"metadata": {"name": ""}, "versions": [{"version": "v1",
-        "resources": [res("configmaps", "ConfigMap"), res("secrets", "Secret")]}]}])
-def status(code, reason, msg):
-    return {"kind": "Status", "apiVersion": "v1", "status": "Failure",
-            "message": msg, "reason": reason, "code": code}
-
-class H(BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
-
-    def answer(self, code, body):
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def authorized(self):
-        want = script.get("token")
-        if want and self.headers.get("Authorization") != "Bearer " + want:
-            return False
-        cn = script.get("client_cn")
-        if cn:
-            cert = self.connection.getpeercert() or {}
-            names = [v for rdn in cert.get("subject", ()) for k, v in rdn if k == "commonName"]
-            return cn in names
-        return True
-
-    def do_GET(self):
-        u = urlsplit(self.path)
-        watch = "watch" in parse_qs(u.query)
-        ok = self.authorized()
-        log.write("GET %s%s\n" % (self.path, "" if ok else " (refused)"))
-        if not ok:
-            return self.answer(401, status(401, "Unauthorized", "Unauthorized"))
-        if u.path == "/api":
-            return self.answer(200, CORE)
-        if u.path == "/api/v1":
-            return self.answer(200, {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
-                {"name": "configmaps", "singularName": "configmap", "namespaced": True,
-                 "kind": "ConfigMap", "verbs": ["list", "watch"], "shortNames": ["cm"]}]})
-        if u.path == "/apis":
-            return self.answer(200, disc([]))
-        if u.path.endswith("/secrets"):
-            return self.answer(403, status(403, "Forbidden", 'secrets is forbidden: User "watcher" cannot list resource "secrets" in API group "" in the namespace "default"'))
-        q = queues["watch" if watch else "list"]
-        if not watch:
-            r = q.pop(0) if len(q) > 1 else q[0]
-            return self.answer(r.get("status", 200), r.get("body", r))
-        if not q:
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.flush()
-            time.sleep(3600)
-            return
-        r = q.pop(0)
-        if "status" in r:
-            return self.answer(r["status"], r["body"])
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        for line in r["lines"]:
-            self.wfile.write((line if isinstance(line, str) else json.dumps(line) + "\n").encode())
-            self.wfile.flush()
-        if r.get("hold"):
-            time.sleep(3600)
-
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain("server.crt", "server.key")
-ctx.load_verify_locations("ca.crt")
-ctx.verify_mode = ssl.CERT_OPTIONAL
-srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
-srv.daemon_threads = True
-srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-with open(sys.argv[3] + ".tmp", "w") as f:
-    f.write(str(srv.server_address[1]))
-os.rename(sys.argv[3] + ".tmp", sys.argv[3])
-srv.serve_forever()
-EOF
-
-FAKE_PID=
-stop_fake() {
-	[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null && wait "$FAKE_PID" 2>/dev/null
-	FAKE_PID=
-}
-trap stop_fake EXIT
-
-# start_fake SCRIPT: serve SCRIPT; sets PORT, writes fake.yaml for it.
-start_fake() {
-	stop_fake
-	rm -f port log
-	python3 fakeapi.py "$1" log port &
-	FAKE_PID=$!
-	i=0
-	while [ ! -s port ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	PORT=$(cat port)
-	cat >fake.yaml <<EOF
-apiVersion: v1
-kind: Config
-current-context: fake
-contexts:
-- name: fake
-  context: {cluster: fake, user: watcher}
-clusters:
-- name: fake
-  cluster:
-    server: https://127.0.0.1:$PORT
-    certificate-authority: ca.crt
-users:
-- name: watcher
-  user:
-    client-certificate: client.crt
-    client-key: client.key
-    token: tok-123
-EOF
-}
-
-# Scripts are built from these: cm NAME RV is a ConfigMap, ev TYPE NAME RV
-# a watch event, page RV CONTINUE NAME RV... a list page, st CODE REASON
-# MESSAGE a Status.
-cm() { printf '{"metadata":{"name":"%s","namespace":"default","uid":"uid-%s","resourceVersion":"%s"},"data":{"v":"%s"}}' "$1" "$1" "$2" "$2"; }
-ev() { printf '{"type":"%s","object":%s}' "$1" "$(cm "$2" "$3")"; }
-page() {
-	rv=$1 cont=$2
-	shift 2
-	printf '{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"%s"%s},"items":[' \
-		"$rv" "${cont:+,\"continue\":\"$cont\"}"
-	sep=
-	while [ $# -gt 0 ]; do
-		printf '%s%s' "$sep" "$(cm "$1" "$2")"
-		sep=,
-		shift 2
-	done
-	printf ']}'
-}
-st() { printf '{"kind":"Status","apiVersion":"v1","status":"Failure","message":"%s","reason":"%s","code":%s}' "$3" "$2" "$1"; }
-bookmark() { printf '{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"%s"}}}' "$1"; }
 brief='jq -c "[.type, .object.metadata.name, .object.metadata.resourceVersion]"'
-requests() { sed 's/&timeoutSeconds=[0-9]*$/\&timeoutSeconds=T/' log; }
-warnings() { sed "s/127.0.0.1:$PORT/FAKE/; s/timeoutSeconds=[0-9]*/timeoutSeconds=T/; s/retrying in [0-9.]* s/retrying in S/" "$@"; }
 
-# The whole story: a paged list, a watch event, a 410 ERROR event and the
-# relist difference, a bookmark, a garbled line, a truncated line, an HTTP
-# 410, an HTTP 500, and a repeated event that must not be repeated.
-cat >story.json <<EOF
-{"token": "tok-123", "client_cn": "watcher",
- "list": [$(page 12 tok1 a 10 b 11), $(page 12 "" c 12),
-          $(page 17 "" a 13 b 16 d 17), $(page 22 "" a 13 b 16 e 21)],
- "watch": [
-  {"lines": [$(ev MODIFIED a 13), {"type": "ERROR", "object": $(st 410 Expired "too old resource version: 12 (15)")}]},
-  {"lines": [$(ev ADDED e 18), $(bookmark 20), "this is not json\n"]},
-  {"lines": [$(ev MODIFIED e 21), "{\"type\":\"ADDED\",\"obj"]},
-  {"status": 410, "body": $(st 410 Expired "too old resource version: 21 (22)")},
-  {"status": 500, "body": $(st 500 InternalError "etcd is sulking")},
-  {"lines": [$(ev ADDED f 23), $(ev MODIFIED e 21)], "hold": true}
- ]}
+cat >normal.watch <<'EOF'
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"10"},"data":{"v":"1"}}}
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"b","namespace":"demo","uid":"uid-b","resourceVersion":"11"},"data":{"v":"1"}}}
+{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"12"},"data":{"v":"2"}}}
+{"type":"DELETED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"b","namespace":"demo","uid":"uid-b","resourceVersion":"13"},"data":{"v":"1"}}}
 EOF
-start_fake story.json
-must_fail 1 claim-watch --kubeconfig fake.yaml -L 2 -c 11 -t 60 cm >story.out 2>story.err
-echo $? >story.rc
-
-check_output 'every change once, in order, with the 410 relists as differences' \
-	"$brief story.out" <<'EOF'
+check 'ADDED, MODIFIED, DELETED come out as they went in; exit 0, no warning' \
+	'claim-watch -R normal.watch >out 2>err && cmp out normal.watch && ! test -s err'
+check 'the same from standard input (-), with \r\n line ends' \
+	"sed 's/\$/\\r/' normal.watch | claim-watch -R - >out 2>err && cmp out normal.watch && ! test -s err"
+check_output '-c 2 stops after two events, exit 0' \
+	"claim-watch -c 2 -R normal.watch | $brief" <<'EOF'
 ["ADDED","a","10"]
 ["ADDED","b","11"]
-["ADDED","c","12"]
-["MODIFIED","a","13"]
-["MODIFIED","b","16"]
-["ADDED","d","17"]
-["DELETED","c","12"]
-["ADDED","e","18"]
-["MODIFIED","e","21"]
-["DELETED","d","17"]
-["ADDED","f","23"]
 EOF
-check_output 'events carry the whole object' 'sed -n 7p story.out' <<'EOF'
-{"type":"DELETED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"default","uid":"uid-c","resourceVersion":"12"},"data":{"v":"12"}}}
+check 'an empty capture prints nothing, exit 0' \
+	': >empty.watch && claim-watch -R empty.watch >out 2>&1 && ! test -s out'
+
+cat >bookmark.watch <<'EOF'
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"10"},"data":{"v":"1"}}}
+{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"15"}}}
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"b","namespace":"demo","uid":"uid-b","resourceVersion":"16"},"data":{"v":"1"}}}
+{"type":"BOOKMARK","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"resourceVersion":"20"}}}
 EOF
-check 'list items get the kind and apiVersion of the list' \
-	'test "$(head -n 1 story.out | jq -c "[.object.apiVersion, .object.kind]")" = "[\"v1\",\"ConfigMap\"]"'
-check 'bad stream lines make the exit status 1' 'test "$(cat story.rc)" = 0'
-check_output 'each watch resumes from the last resourceVersion, bookmarks included' \
-	'requests' <<'EOF'
-GET /api
-GET /apis
-GET /api/v1/namespaces/default/configmaps?limit=2
-GET /api/v1/namespaces/default/configmaps?limit=2&continue=tok1
-GET /api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=12&timeoutSeconds=T
-GET /api/v1/namespaces/default/configmaps?limit=2
-GET /api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=17&timeoutSeconds=T
-GET /api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=20&timeoutSeconds=T
-GET /api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=21&timeoutSeconds=T
-GET /api/v1/namespaces/default/configmaps?limit=2
-GET /api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=22&timeoutSeconds=T
-GET /api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=22&timeoutSeconds=T
-EOF
-check_output 'one warning per bad line (URL, line, byte offset) and per failure' \
-	'warnings story.err' <<'EOF'
-claim-watch: GET https://FAKE/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=17&timeoutSeconds=T: line 3 at byte 256: invalid JSON: '[' or '{' expected near 'this': retrying in S
-claim-watch: GET https://FAKE/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=20&timeoutSeconds=T: truncated line 2 at byte 146: retrying in S
-claim-watch: GET https://FAKE/api/v1/namespaces/default/configmaps: 500 Internal Server Error: etcd is sulking: retrying in S
+check_output 'bookmarks are followed, not printed; -v names the resume point' \
+	"claim-watch -v -R bookmark.watch 2>err | $brief && cat err" <<'EOF'
+["ADDED","a","10"]
+["ADDED","b","16"]
+claim-watch: bookmark.watch: a watch would resume from resourceVersion 20
 EOF
 
-# -1, selectors, -A, -t (valgrind needs longer to get as far as the watch).
-T=1
-[ "${VALGRIND:-}" = 1 ] && T=10
-cat >quiet.json <<EOF
-{"token": "tok-123", "list": [$(page 5 "" x 4 y 5)], "watch": []}
+cat >repeats.watch <<'EOF'
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"10"},"data":{"v":"1"}}}
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"10"},"data":{"v":"1"}}}
+{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"12"},"data":{"v":"2"}}}
+{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"12"},"data":{"v":"2"}}}
+{"type":"DELETED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x","namespace":"demo","uid":"uid-x","resourceVersion":"5"},"data":{"v":"1"}}}
+{"type":"DELETED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"13"},"data":{"v":"2"}}}
+{"type":"DELETED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"13"},"data":{"v":"2"}}}
 EOF
-start_fake quiet.json
-check_output '-1 lists and exits 0; -l and -f are passed on escaped' \
-	"claim-watch --kubeconfig fake.yaml -1 -l 'app in (a,b)' -f metadata.name!=z cm | $brief && requests" <<'EOF'
-["ADDED","x","4"]
-["ADDED","y","5"]
-GET /api
-GET /apis
-GET /api/v1/namespaces/default/configmaps?labelSelector=app%20in%20%28a%2Cb%29&fieldSelector=metadata.name%21%3Dz&limit=500
-EOF
-start_fake quiet.json
-check_output '-t ends a quiet watch with status 0; -A lists all namespaces' \
-	"claim-watch --kubeconfig fake.yaml -A -t $T configmap | $brief && requests" <<'EOF'
-["ADDED","x","4"]
-["ADDED","y","5"]
-GET /api
-GET /apis
-GET /api/v1/configmaps?limit=500
-GET /api/v1/configmaps?watch=1&allowWatchBookmarks=true&resourceVersion=5&timeoutSeconds=T
-EOF
-check_output '-n picks the namespace; v1/configmaps names the version' \
-	"claim-watch --kubeconfig fake.yaml -n other -t $T v1/configmaps | wc -l; grep -c 'namespaces/other/configmaps' log" <<'EOF'
-2
-2
+check_output 'a repeated event (same uid and resourceVersion) comes out once; so does a deletion, of printed objects only' \
+	"claim-watch -R repeats.watch 2>&1 | $brief" <<'EOF'
+["ADDED","a","10"]
+["MODIFIED","a","12"]
+["DELETED","a","13"]
 EOF
 
-# A continue token that expires between pages: the list starts over, and
-# nothing is printed twice.
-cat >expired.json <<EOF
-{"token": "tok-123",
- "list": [$(page 30 tokA x 29), {"status": 410, "body": $(st 410 Expired "The provided continue parameter is too old")},
-          $(page 31 tokB x 29), $(page 31 "" y 31)]}
+cat >error.watch <<'EOF'
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"10"},"data":{"v":"1"}}}
+{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 10 (12)","reason":"Expired","code":410}}
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"b","namespace":"demo","uid":"uid-b","resourceVersion":"14"},"data":{"v":"1"}}}
+{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"etcdserver: request timed out","reason":"InternalError","code":500}}
+{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"b","namespace":"demo","uid":"uid-b","resourceVersion":"15"},"data":{"v":"2"}}}
 EOF
-start_fake expired.json
-check_output 'an expired continue token: the list starts again, no repeats' \
-	"claim-watch --kubeconfig fake.yaml -1 -L 1 cm | $brief && requests" <<'EOF'
-["ADDED","x","29"]
-["ADDED","y","31"]
-GET /api
-GET /apis
-GET /api/v1/namespaces/default/configmaps?limit=1
-GET /api/v1/namespaces/default/configmaps?limit=1&continue=tokA
-GET /api/v1/namespaces/default/configmaps?limit=1
-GET /api/v1/namespaces/default/configmaps?limit=1&continue=tokB
-EOF
-start_fake expired.json
-check_output 'a proxy in the environment is not used for loopback' \
-	"https_proxy=http://127.0.0.1:1 HTTPS_PROXY=http://127.0.0.1:1 NO_PROXY=example.com claim-watch --kubeconfig fake.yaml -1 -L 1 cm | $brief" <<'EOF'
-["ADDED","x","29"]
-["ADDED","y","31"]
+check_output 'an ERROR event (410, 500): one warning with line and offset, skipped, exit 1' \
+	"must_fail 1 claim-watch -R error.watch 2>err | $brief && cat err" <<'EOF'
+["ADDED","a","10"]
+["ADDED","b","14"]
+["MODIFIED","b","15"]
+claim-watch: error.watch: line 2 at byte 162: watch error 410: too old resource version: 10 (12)
+claim-watch: error.watch: line 4 at byte 495: watch error 500: etcdserver: request timed out
 EOF
 
-# Refusals.
-start_fake quiet.json
-check_output 'a 403 is one line with the Status message, exit 1' \
-	'must_fail 1 claim-watch --kubeconfig fake.yaml secrets 2>&1' <<'EOF'
-claim-watch: GET /api/v1/namespaces/default/secrets: 403 Forbidden: secrets is forbidden: User "watcher" cannot list resource "secrets" in API group "" in the namespace "default"
+cat >bad.watch <<'EOF'
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"10"},"data":{"v":"1"}}}
+this is not json
+
+{"kind":"ConfigMap","metadata":{"name":"a"}}
+{"type":"ADDED","object":"a"}
+{"type":"SNAPSHOT","object":{}}
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"b","namesp
+{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"c","namespace":"demo","uid":"uid-c","resourceVersion":"20"},"data":{"v":"1"}}}
 EOF
-check_output 'a resource the server does not have, exit 1' \
-	'must_fail 1 claim-watch --kubeconfig fake.yaml podz 2>&1 | sed "s/:$PORT/:PORT/"' <<'EOF'
-claim-watch: no resource "podz" on https://127.0.0.1:PORT
-EOF
-check_output 'v1/podz too' \
-	'must_fail 1 claim-watch --kubeconfig fake.yaml v1/podz 2>&1 | sed "s/:$PORT/:PORT/"' <<'EOF'
-claim-watch: no resource "v1/podz" on https://127.0.0.1:PORT
-EOF
-sed 's/ca\.crt/other-ca.crt/' fake.yaml >wrong-ca.yaml
-check 'a server certificate the CA did not sign is refused, exit 1' \
-	'must_fail 1 claim-watch --kubeconfig wrong-ca.yaml cm 2>e &&
-	 grep -q "^claim-watch: GET https://127.0.0.1:$PORT/api: SSL certificate problem: " e'
-sed '/certificate-authority/d' fake.yaml >no-ca.yaml
-check 'without a CA the system store is used, and refuses too' \
-	'must_fail 1 claim-watch --kubeconfig no-ca.yaml cm 2>e && grep -q "SSL certificate problem" e'
-sed 's/certificate-authority: ca.crt/insecure-skip-tls-verify: true/' fake.yaml >insecure.yaml
-check 'insecure-skip-tls-verify: true in the kubeconfig is honoured' \
-	'claim-watch --kubeconfig insecure.yaml -1 cm | grep -c ADDED | grep -qx 2'
-sed 's/tok-123/wrong/' fake.yaml >bad-token.yaml
-check_output 'a refused token: 401, and the token is never shown' \
-	'must_fail 1 claim-watch --kubeconfig bad-token.yaml cm 2>&1; tail -n 1 log' <<'EOF'
-claim-watch: GET /api: 401 Unauthorized: Unauthorized
-GET /api (refused)
+check_output 'garbled, blank, cut and unknown lines: one warning each naming line and byte, skipped, exit 1' \
+	"must_fail 1 claim-watch -R bad.watch 2>err | $brief && cat err" <<'EOF'
+["ADDED","a","10"]
+["ADDED","c","20"]
+claim-watch: bad.watch: line 2 at byte 162: invalid JSON: '[' or '{' expected near 'this'
+claim-watch: bad.watch: line 3 at byte 179: invalid JSON: '[' or '{' expected near end of file
+claim-watch: bad.watch: line 4 at byte 180: not a watch event
+claim-watch: bad.watch: line 5 at byte 225: not a watch event
+claim-watch: bad.watch: line 6 at byte 255: unknown event type "SNAPSHOT"
+claim-watch: bad.watch: line 7 at byte 287: invalid JSON: premature end of input near '"namesp'
 EOF
 
-stop_fake
+head -n 2 normal.watch >truncated.watch
+printf '%s' '{"type":"MODIFIED","object":{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"a","namespace":"demo","uid":"uid-a","resourceVersion":"12"},"data":{"v":"2"}}}' >>truncated.watch
+check_output 'a last line without its newline is truncated: warned, exit 1' \
+	"must_fail 1 claim-watch -R truncated.watch 2>err | $brief && cat err" <<'EOF'
+["ADDED","a","10"]
+["ADDED","b","11"]
+claim-watch: truncated.watch: truncated line 3 at byte 324
+EOF
+
+# xs N: N bytes of x.
+xs() { head -c "$1" /dev/zero | tr '\0' x; }
+check_output 'a line of 64 MiB is read; a longer one is skipped with a warning, and the lines after it keep their numbers and offsets' \
+	"{ head -n 1 normal.watch; xs 67108864; echo; xs 67108865; echo; echo garbage; sed -n 2p normal.watch; } |
+	 must_fail 1 claim-watch -R - 2>err | $brief && cat err" <<'EOF'
+["ADDED","a","10"]
+["ADDED","b","11"]
+claim-watch: <stdin>: line 2 at byte 162: invalid JSON: '[' or '{' expected
+claim-watch: <stdin>: line 3 at byte 67109027 longer than 67108864 bytes
+claim-watch: <stdin>: line 4 at byte 134217893: invalid JSON: '[' or '{' expected near 'garbage'
+EOF
+
+cp "$FIXTURES/claim-watch/configmaps.watch" .
+check_output 'a capture of kube-apiserver 1.34 (see t/fixtures/claim-watch/README) replays its events' \
+	"claim-watch -v -R configmaps.watch 2>err | jq -c '[.type, .object.metadata.name, .object.data.v]' && cat err" <<'EOF'
+["ADDED","a","1"]
+["ADDED","b","1"]
+["MODIFIED","a","2"]
+["DELETED","b","1"]
+["ADDED","c","1"]
+claim-watch: configmaps.watch: a watch would resume from resourceVersion 555
+EOF
+check 'and prints every event but the bookmark byte for byte' \
+	'grep -v "\"type\":\"BOOKMARK\"" configmaps.watch >events.expect &&
+	 claim-watch -R configmaps.watch | cmp - events.expect'
+
+check_output 'a capture that cannot be opened: exit 1' \
+	'must_fail 1 claim-watch -R nope.watch 2>&1' <<'EOF'
+claim-watch: nope.watch: No such file or directory
+EOF
+check_output 'a capture that cannot be read: exit 1' \
+	'mkdir -p dir.watch && must_fail 1 claim-watch -R dir.watch 2>&1' <<'EOF'
+claim-watch: dir.watch: read error: Is a directory
+EOF
+check_output '-R with a resource is a usage error (2)' \
+	'must_fail 2 claim-watch -R normal.watch pods 2>&1 | head -n 1' <<'EOF'
+claim-watch: -R takes no resource
+EOF
+check_output '-R with an option for a server is a usage error (2)' \
+	'must_fail 2 claim-watch -n demo -R normal.watch 2>&1 | head -n 1
+	 must_fail 2 claim-watch -R normal.watch --kubeconfig x 2>&1 | head -n 1' <<'EOF'
+claim-watch: -R and -n exclude each other
+claim-watch: -R and --kubeconfig exclude each other
+EOF
+
 done_testing

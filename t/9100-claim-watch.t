@@ -1,11 +1,16 @@
 #!/bin/sh
 # claim-watch against the simulated cluster: ConfigMaps created, changed and
-# deleted while watching come out exactly once and in order; so do changes
-# made after kube-apiserver is stopped and restarted mid-watch; a forced 410
-# (apiserver restarted and etcd compacted while the watcher is frozen)
-# becomes a relist and exactly the difference; a paged -1 list equals
-# kubectl's; CRDs, DRA and apps resources resolve; a user without rights
-# gets a one-line 403, a resource that does not exist a one-line refusal.
+# deleted while watching come out exactly once and in order; a capture of
+# the same watch by kubectl get --raw replays (-R) to the same events, its
+# bookmark followed; changes made after kube-apiserver is stopped and
+# restarted mid-watch come out once; a forced 410 (apiserver restarted and
+# etcd compacted while the watcher is frozen) becomes a relist and exactly
+# the difference; a paged -1 list equals kubectl's, also when its continue
+# token expires between pages; selectors, -A and -t; CRDs, DRA and apps
+# resources resolve; a user without rights gets a one-line 403, a bogus
+# token a 401, a server certificate from another CA a TLS refusal, a
+# resource that does not exist a one-line refusal; insecure-skip-tls-verify
+# is honoured and a proxy in the environment is not used for loopback.
 . "$(dirname "$0")/lib.sh"
 
 [ -n "${K8SHAZGPU_TEST_KUBECONFIG:-}" ] && [ -n "${K8SHAZGPU_SIM_DIR:-}" ] &&
@@ -33,6 +38,8 @@ until_true() {
 }
 has() { grep -q -- "$2" "$1"; }
 lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
+# ends_with FILE TEXT: FILE ends with a whole line holding TEXT.
+ends_with() { tail -n 1 "$1" | grep -q -- "$2" && [ "$(tail -c 1 "$1" | od -An -c | tr -d ' ')" = '\n' ]; }
 
 # cm NAME LABEL V: make a labelled ConfigMap with data v=V.
 cm() {
@@ -72,11 +79,13 @@ compact_etcd() {
 cleanup() {
 	kill -CONT "$WATCHER" 2>/dev/null
 	kill "$WATCHER" 2>/dev/null
+	kill "$RAW" 2>/dev/null
+	[ -e resume ] || touch resume
 	k8shazgpu-sim start apiserver >/dev/null 2>&1
 	k delete namespace "$NS" --wait=false >/dev/null 2>&1
 	k delete crd "$CRD" --wait=false >/dev/null 2>&1
 }
-WATCHER=
+WATCHER= RAW=
 trap cleanup EXIT
 
 k delete namespace "$NS" --ignore-not-found --wait=true >/dev/null 2>&1
@@ -109,6 +118,53 @@ check 'events are whole objects with kind and apiVersion' \
 	'jq -e "select(.object.kind != \"ConfigMap\" or .object.apiVersion != \"v1\" or
 		.object.metadata.namespace != \"$NS\" or (.object.metadata.uid | length) != 36)" seq.out >bad.out;
 	 ! test -s bad.out'
+
+# ---- a captured watch, replayed ----------------------------------------
+
+# kubectl get --raw saves the same watch as it comes from the server; its
+# initial events end with a BOOKMARK from the server (sendInitialEvents).
+# cap-other moves the resourceVersion past those of cap-a and cap-b.
+cm cap-a cap 1
+cm cap-b cap 1
+cm cap-other capx 1
+watcher cap -l t9100=cap -c 5 -t 180
+k8shazgpu-sim kubectl get --raw "/api/v1/namespaces/$NS/configmaps?watch=1&labelSelector=t9100%3Dcap&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true" \
+	>cap.raw 2>cap.raw.err &
+RAW=$!
+until_true $WAIT has cap.err 'watching'
+until_true $WAIT has cap.raw '"BOOKMARK"'
+setv cap-a 2
+rmcm cap-b
+cm cap-c cap 1
+finish cap
+until_true $WAIT ends_with cap.raw '"name":"cap-c"'
+{ kill "$RAW" && wait "$RAW"; } 2>/dev/null
+RAW=
+
+check_output 'the live watch: the list, then each change' 'brief cap.out' <<'EOF'
+["ADDED","cap-a","1"]
+["ADDED","cap-b","1"]
+["MODIFIED","cap-a","2"]
+["DELETED","cap-b","1"]
+["ADDED","cap-c","1"]
+EOF
+check 'the capture of kubectl get --raw replays to the same events, object for object' \
+	'claim-watch -R cap.raw >replayed.out 2>replayed.err && ! test -s replayed.err &&
+	 jq -S -c . cap.out >live.sorted && jq -S -c . replayed.out >replayed.sorted &&
+	 cmp live.sorted replayed.sorted'
+bookmark_rv=$(jq -r 'select(.type == "BOOKMARK") | .object.metadata.resourceVersion' cap.raw)
+check_output "the server's bookmark is followed, not printed: a watch would resume from its resourceVersion" \
+	"sed '/\"BOOKMARK\"/q' cap.raw | claim-watch -v -R - 2>bookmark.err | brief &&
+	 sed 's/resourceVersion $bookmark_rv\$/resourceVersion BOOKMARK/' bookmark.err" <<'EOF'
+["ADDED","cap-a","1"]
+["ADDED","cap-b","1"]
+claim-watch: <stdin>: a watch would resume from resourceVersion BOOKMARK
+EOF
+initial_rv=$(sed '/"BOOKMARK"/q' cap.raw | jq -r 'select(.type != "BOOKMARK") | .object.metadata.resourceVersion' | sort -n | tail -n 1)
+check 'that resourceVersion is past those of the objects listed before it' \
+	"test '$initial_rv' -lt '$bookmark_rv'"
+check "claim-watch's own output replays to itself, byte for byte" \
+	'claim-watch -R cap.out | cmp - cap.out'
 
 # ---- kube-apiserver restarted mid-watch --------------------------------
 
@@ -180,6 +236,67 @@ check 'a -1 list in pages of 2 equals kubectl get -o json, item for item' \
 	 test \$(wc -l <ours) = 5 && cmp ours theirs"
 check 'every -1 event is ADDED' \
 	"claim-watch -1 -L 2 -n $NS -l t9100=page cm | jq -r .type | uniq -c | grep -qx ' *5 ADDED'"
+check_output '-l takes set-based selectors and -f field selectors, escaped' \
+	"claim-watch -1 -n $NS -l 't9100 in (page,nothing),t9100!=x' -f 'metadata.name!=page-3' cm |
+	 jq -r .object.metadata.name" <<'EOF'
+page-1
+page-2
+page-4
+page-5
+EOF
+
+# A continue token that expires between pages: gdb holds claim-watch just
+# before it asks for its second page while page-6 is created, etcd is
+# compacted past the token and kube-apiserver restarted (so its watch
+# cache cannot serve the token either): the server answers 410 Expired.
+# claim-watch lists again from the start; page-6, made after the token,
+# proves the new list, and nothing comes out twice. (Under VALGRIND=1 this
+# one runs without valgrind, under gdb.)
+if command -v gdb >/dev/null 2>&1; then
+	rm -f paused resume
+	gdb -q -batch -ex "break kube_query if key[0] == 'c' && key[1] == 'o'" \
+		-ex "run -1 -L 2 -n $NS -l t9100=page configmaps >expired.out 2>expired.err" \
+		-ex 'delete' \
+		-ex 'shell touch paused; while ! test -e resume; do sleep 0.1; done' \
+		-ex 'continue' "$BUILD/claim-watch" >gdb.log 2>&1 &
+	GDB=$!
+	until_true $WAIT test -e paused
+	cm page-6 page 6
+	k8shazgpu-sim stop apiserver >/dev/null 2>&1
+	compact_etcd
+	k8shazgpu-sim start apiserver >/dev/null 2>&1
+	touch resume
+	wait "$GDB"
+	sed -i 's/process [0-9]*/process PID/' gdb.log
+	check_output 'a continue token expired between pages: listed again, each object once' \
+		'jq -r "[.type, .object.metadata.name] | join(\" \")" expired.out; cat expired.err; grep "exited" gdb.log' <<'EOF'
+ADDED page-1
+ADDED page-2
+ADDED page-3
+ADDED page-4
+ADDED page-5
+ADDED page-6
+[Inferior 1 (process PID) exited normally]
+EOF
+else
+	cm page-6 page 6
+	t_result 0 'a continue token expired between pages # SKIP no gdb'
+fi
+
+# -t ends a watch with status 0 whatever it is doing; -A lists every namespace.
+T=3
+[ "${VALGRIND:-}" = 1 ] && T=20
+check_output "-A -t $T: the list of every namespace, a quiet watch, then status 0" \
+	"claim-watch -A -t $T -l t9100=page configmaps >quiet.out; echo status \$?
+	 jq -r '.type + \" \" + .object.metadata.namespace + \"/\" + .object.metadata.name' quiet.out" <<EOF
+status 0
+ADDED $NS/page-1
+ADDED $NS/page-2
+ADDED $NS/page-3
+ADDED $NS/page-4
+ADDED $NS/page-5
+ADDED $NS/page-6
+EOF
 
 # ---- resources by every name -------------------------------------------
 
@@ -282,7 +399,7 @@ kind=api status=404 reason=NotFound
 EOF
 check_output 'list in pages of 1: every item, typed, and the list resourceVersion' \
 	"kube list '$P?labelSelector=t9100%3Dpage' 1 | jq -c '[(.resourceVersion | test(\"^[0-9]+\$\")), [.items[] | .kind + \"/\" + .metadata.name]]'" <<'EOF'
-[true,["ConfigMap/page-1","ConfigMap/page-2","ConfigMap/page-3","ConfigMap/page-4","ConfigMap/page-5"]]
+[true,["ConfigMap/page-1","ConfigMap/page-2","ConfigMap/page-3","ConfigMap/page-4","ConfigMap/page-5","ConfigMap/page-6"]]
 EOF
 check_output 'discovery: group, version, plural, kind and scope' \
 	"kube resolve po deployments.apps resourceslices.resource.k8s.io Node apps/v1/statefulsets cronjob | jq -r '[.group, .version, .resource, .kind, .namespaced] | join(\" \")'" <<'EOF'
@@ -317,6 +434,67 @@ EOF
 check_output 'a context the kubeconfig lacks: exit 1' \
 	"must_fail 1 claim-watch --context nowhere pods 2>&1" <<EOF
 claim-watch: kubeconfig: $KUBECONFIG: context "nowhere" not found
+EOF
+
+# ---- TLS, credentials, proxies ------------------------------------------
+
+# Kubeconfigs made from the cluster's: its CA swapped for another one made
+# here, or dropped, or replaced by insecure-skip-tls-verify; its client
+# certificate and key as files; a bogus bearer token instead.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	-days 1 -subj /CN=not-the-cluster-ca -keyout other-ca.key -out other-ca.crt 2>/dev/null
+sed "s|certificate-authority-data: .*|certificate-authority-data: $(openssl base64 -A <other-ca.crt)|" \
+	"$KUBECONFIG" >wrong-ca.yaml
+sed '/certificate-authority-data:/d' "$KUBECONFIG" >no-ca.yaml
+sed 's|certificate-authority-data: .*|insecure-skip-tls-verify: true|' "$KUBECONFIG" >insecure.yaml
+mkdir -p certs
+sed -n 's/^ *client-certificate-data: //p' "$KUBECONFIG" | openssl base64 -d -A >certs/admin.crt
+sed -n 's/^ *client-key-data: //p' "$KUBECONFIG" | openssl base64 -d -A >certs/admin.key
+sed -e 's|client-certificate-data: .*|client-certificate: certs/admin.crt|' \
+	-e 's|client-key-data: .*|client-key: certs/admin.key|' "$KUBECONFIG" >cert-files.yaml
+server=$(sed -n 's/^ *server: //p' "$KUBECONFIG")
+cat >bad-token.yaml <<EOF
+apiVersion: v1
+kind: Config
+current-context: bogus
+contexts:
+- name: bogus
+  context: {cluster: sim, user: bogus}
+clusters:
+- name: sim
+  cluster:
+    server: $server
+    certificate-authority-data: $(sed -n 's/^ *certificate-authority-data: //p' "$KUBECONFIG")
+users:
+- name: bogus
+  user: {token: t9100-bogus-token}
+EOF
+names() { jq -r .object.metadata.name | tr '\n' ' ' && echo; }
+
+check_output 'a server certificate another CA signed: refused, exit 1' \
+	"must_fail 1 claim-watch --kubeconfig wrong-ca.yaml -n $NS configmaps 2>&1 | sed 's|:[0-9]*/api:|:PORT/api:|'" <<'EOF'
+claim-watch: GET https://127.0.0.1:PORT/api: SSL certificate problem: unable to get local issuer certificate
+EOF
+check_output 'no CA in the kubeconfig: the system store refuses it too, exit 1' \
+	"must_fail 1 claim-watch --kubeconfig no-ca.yaml -n $NS configmaps 2>&1 | sed 's|:[0-9]*/api:|:PORT/api:|'" <<'EOF'
+claim-watch: GET https://127.0.0.1:PORT/api: SSL certificate problem: unable to get local issuer certificate
+EOF
+check_output 'insecure-skip-tls-verify: true in the kubeconfig is honoured' \
+	"claim-watch --kubeconfig insecure.yaml -1 -n $NS -l t9100=page configmaps | names" <<'EOF'
+page-1 page-2 page-3 page-4 page-5 page-6 
+EOF
+check_output 'a client certificate and key in files beside the kubeconfig' \
+	"claim-watch --kubeconfig cert-files.yaml -1 -n $NS -l t9100=page configmaps | names" <<'EOF'
+page-1 page-2 page-3 page-4 page-5 page-6 
+EOF
+check_output 'a bogus bearer token: one-line 401, exit 1, the token never shown' \
+	"must_fail 1 claim-watch --kubeconfig bad-token.yaml -n $NS configmaps 2>&1" <<'EOF'
+claim-watch: GET /api: 401 Unauthorized: Unauthorized
+EOF
+check_output 'a proxy in the environment is not used for loopback' \
+	"https_proxy=http://127.0.0.1:1 HTTPS_PROXY=http://127.0.0.1:1 http_proxy=http://127.0.0.1:1 \
+	 NO_PROXY=example.com claim-watch -1 -n $NS -l t9100=page configmaps | names" <<'EOF'
+page-1 page-2 page-3 page-4 page-5 page-6 
 EOF
 
 done_testing

@@ -129,7 +129,7 @@ check_output 'unschedulable: Pending with retry 1, then 2, then Failed with the 
 Pending 1
 Pending 2
 Failed 2
-unschedulable after 2 retries: no node has 11 free healthy GPUs
+unschedulable after 2 retries: no node matching node selector pool=fleet has 11 free healthy GPUs
 EOF
 
 check 'the retry waits follow the backoff: 2 s then 4 s, each times 0.5 to 1.5' '
@@ -148,7 +148,7 @@ check_output 'bad specs are refused with a message naming the field; the control
 	for w in zero badstrat nomig; do k get gpuworkload $w -n "$NS" -o jsonpath="{.status.message}{\"\\n\"}"; done' <<'EOF'
 spec.gpuCount must be a whole number from 1 to 64, got 0
 spec.schedulingStrategy: unknown strategy "fastest"
-unschedulable after 1 retries: no node has 1 free 7g.80gb devices
+unschedulable after 1 retry: no node matching node selector pool=fleet has 1 free 7g.80gb device
 EOF
 
 k delete gpuworkloads -n "$NS" toobig zero badstrat nomig >/dev/null
@@ -182,11 +182,12 @@ check 'no device double-booked after the restart either' \
 	'pods_devices >pd2 && test "$(wc -l <pd2)" = 200 && test "$(sort -u pd2 | wc -l)" = 200'
 
 metric() { curl -s "http://127.0.0.1:$port/metrics" | grep "^$1" ; }
+running200() { metric agentaflow_workloads_running | grep -q " 200$"; }
 check_output 'metrics in Prometheus text' '
-	metric agentaflow_gpu_total; metric agentaflow_workloads_running; metric agentaflow_workloads_pending;
+	eventually 20 running200; metric agentaflow_gpu_total; metric agentaflow_workloads_running; metric agentaflow_workloads_pending;
 	metric "warp_gpuworkload_scheduled_total{strategy=\"best_fit\"}"; metric "warp_gpuworkload_failed_total{reason=\"invalid\"}";
 	metric "warp_gpuworkload_reconcile_duration_seconds_count" | sed "s/ [0-9]*$/ N/"' <<'EOF'
-agentaflow_gpu_total 252
+agentaflow_gpu_total 248
 agentaflow_workloads_running 200
 agentaflow_workloads_pending 0
 warp_gpuworkload_scheduled_total{strategy="best_fit"} 10
