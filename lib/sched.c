@@ -14,11 +14,7 @@
 static void
 free_hold(void *p)
 {
-	struct sp_hold *h = p;
-
-	free(h->id);
-	free(h->devs);
-	free(h);
+	free(p);
 }
 
 static void
@@ -534,9 +530,10 @@ feed_gpu(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		attach(node_get(st, node), dv);
 		st->relayout = 1;
 	}
-	dv->util = ut >= 0 && (d->t[ut].type == JS_INT ||
-				      d->t[ut].type == JS_REAL)
-		? (int)d->t[ut].d : 0;
+	dv->util = 0; /* unknown; clamped to 0..100, as the indexes assume */
+	if (ut >= 0 && (d->t[ut].type == JS_INT || d->t[ut].type == JS_REAL))
+		dv->util = d->t[ut].d >= 100 ? 100
+			: d->t[ut].d > 0 ? (int)d->t[ut].d : 0;
 	dv->healthy = !health || strcmp(health, "unhealthy") != 0;
 	sp_mark(st, dv->node);
 	return 0;
@@ -546,11 +543,10 @@ void
 sp_hold_devs(struct sp_state *st, const char *id, struct sp_dev **devs,
 	size_t n, long mem, int excl)
 {
-	struct sp_hold *h = ecalloc(1, sizeof *h);
+	struct sp_hold *h = emalloc(sizeof *h + (n + 1) * sizeof *h->dev);
 	size_t i;
 
-	h->id = estrdup(id);
-	h->devs = emalloc((n + 1) * sizeof *h->devs);
+	h->devs = h->dev;
 	memcpy(h->devs, devs, n * sizeof *devs);
 	h->ndevs = n;
 	h->mem = mem;

@@ -87,13 +87,14 @@ struct sp_node {
 	int dirty;            /* in sp_state.dirty */
 };
 
-/* A request or allocation that holds devices. */
+/* A request or allocation that holds devices (its id is its key in
+ * sp_state.holds). One allocation: devs points at dev. */
 struct sp_hold {
-	char *id;
 	struct sp_dev **devs;
 	size_t ndevs;
 	long mem; /* MiB taken on each device when shared */
 	int excl;
+	struct sp_dev *dev[];
 };
 
 struct sp_req {

@@ -585,10 +585,15 @@ decide(struct sp_state *st, const struct sp_req *r)
 void
 sp_flush(struct sp_state *st)
 {
+	char **ids;
 	double t;
-	size_t i;
+	size_t i, n;
 
 	sp_req_order(st->batch, st->nbatch, st->strategy);
+	n = st->pending ? st->nbatch : 0;
+	ids = emalloc((n + 1) * sizeof *ids);
+	for (i = 0; i < n; i++)
+		ids[i] = estrdup(st->batch[i]->id);
 	for (i = 0; i < st->nbatch; i++) {
 		if (!st->batch[i]->withdrawn) {
 			t = sp_clock(0);
@@ -600,6 +605,8 @@ sp_flush(struct sp_state *st)
 		st->batch[i] = NULL;
 	}
 	st->nbatch = 0;
-	hm_free(st->pending);
-	st->pending = NULL;
+	if (st->pending) /* emptied, but kept: it is made again and again */
+		for (i = 0; i < n; i++)
+			hm_take(st->pending, ids[i]);
+	free(ids);
 }
