@@ -6,32 +6,28 @@
 #include "err.h"
 #include "jbuf.h"
 
-/* room makes space for n more bytes (and a NUL). */
+/* grow makes room for n more bytes and a NUL. */
 static void
-room(struct jb *b, size_t n)
+grow(struct jb *b, size_t n)
 {
-	if (b->len + n + 1 <= b->cap)
-		return;
 	while (b->len + n + 1 > b->cap)
 		b->cap = b->cap ? b->cap * 2 : 256;
 	b->buf = erealloc(b->buf, b->cap);
 }
 
-static void
+static inline void
 put(struct jb *b, const char *s, size_t n)
 {
-	room(b, n);
+	if (b->len + n + 1 > b->cap)
+		grow(b, n);
 	memcpy(b->buf + b->len, s, n);
 	b->len += n;
-	b->buf[b->len] = '\0';
 }
 
 void
 jb_reset(struct jb *b)
 {
 	b->len = 0;
-	if (b->buf)
-		b->buf[0] = '\0';
 }
 
 void
@@ -47,6 +43,18 @@ jb_raw(struct jb *b, const char *s)
 	put(b, s, strlen(s));
 }
 
+/* plain[c]: byte c goes into a JSON string as it is. */
+static const unsigned char plain[256] = {
+#define ROW16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+	ROW16(0), ROW16(0),
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x22 '"' */
+	ROW16(1), ROW16(1),
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x5c '\\' */
+	ROW16(1), ROW16(1), ROW16(1), ROW16(1), ROW16(1), ROW16(1), ROW16(1),
+	ROW16(1), ROW16(1), ROW16(1),
+#undef ROW16
+};
+
 void
 jb_str(struct jb *b, const char *s)
 {
@@ -57,8 +65,7 @@ jb_str(struct jb *b, const char *s)
 
 	put(b, "\"", 1);
 	while (*p) {
-		for (run = 0; p[run] >= 0x20 && p[run] != '"' && p[run] != '\\';
-			run++)
+		for (run = 0; plain[p[run]]; run++)
 			;
 		put(b, (const char *)p, run);
 		p += run;
@@ -106,6 +113,25 @@ jb_real(struct jb *b, double v)
 	if (!strpbrk(tmp, ".eEni"))
 		n += snprintf(tmp + n, sizeof tmp - (size_t)n, ".0");
 	put(b, tmp, (size_t)n);
+}
+
+void
+jb_milli(struct jb *b, long long v)
+{
+	char frac[5];
+	long long a = v < 0 ? -v : v;
+	int f = (int)(a % 1000), n = 3;
+
+	if (v < 0)
+		put(b, "-", 1);
+	jb_int(b, a / 1000);
+	frac[0] = '.';
+	frac[1] = (char)('0' + f / 100);
+	frac[2] = (char)('0' + f / 10 % 10);
+	frac[3] = (char)('0' + f % 10);
+	while (n > 1 && frac[n] == '0')
+		n--;
+	put(b, frac, (size_t)n + 1);
 }
 
 void

@@ -11,7 +11,7 @@
 #include <stddef.h>
 
 struct jb {
-	char *buf;
+	char *buf; /* len bytes, not NUL-terminated */
 	size_t len, cap;
 };
 
@@ -24,6 +24,11 @@ void jb_raw(struct jb *b, const char *s);
 void jb_str(struct jb *b, const char *s);
 void jb_int(struct jb *b, long long v);
 void jb_real(struct jb *b, double v);
+
+/* jb_milli appends v / 1000 with up to three decimals, at least one:
+ * 15000 is 15.0, 26667 is 26.667 (no printf: it costs more than the
+ * decision the number describes). */
+void jb_milli(struct jb *b, long long v);
 
 /* jb_write writes b plus "\n" to stdout and flushes; a write error ends
  * the tool with status 1. */

@@ -448,6 +448,60 @@ js_get(const struct js_doc *d, int obj, const char *key)
 	return found;
 }
 
+/* name_hash mixes a name's length and first, second and last bytes: no
+ * two of the record fields of sched-pick collide. */
+static unsigned
+name_hash(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	return len ? ((unsigned)len + u[0] + 2u * u[len - 1] + 4u * u[1]) & 255
+		   : 0;
+}
+
+static void
+names_init(struct js_names *nm)
+{
+	unsigned h;
+	int i;
+
+	memset(nm->slot, 0, sizeof nm->slot);
+	nm->linear = 0;
+	for (i = 0; i < nm->n; i++) {
+		h = name_hash(nm->names[i], strlen(nm->names[i]));
+		if (nm->slot[h] || i >= 255)
+			nm->linear = 1;
+		nm->slot[h] = (unsigned char)(i + 1);
+	}
+	nm->ready = 1;
+}
+
+void
+js_fields(const struct js_doc *d, int obj, struct js_names *nm, int *out)
+{
+	const struct js_tok *key;
+	int i, k, j;
+
+	if (!nm->ready)
+		names_init(nm);
+	for (j = 0; j < nm->n; j++)
+		out[j] = -1;
+	if (obj < 0 || d->t[obj].type != JS_OBJECT)
+		return;
+	for (i = 0, k = obj + 1; i < d->t[obj].n; i++, k = d->t[k + 1].next) {
+		key = &d->t[k];
+		if (!nm->linear) {
+			j = nm->slot[name_hash(key->s, key->len)] - 1;
+			if (j >= 0 && strcmp(nm->names[j], key->s) == 0)
+				out[j] = k + 1;
+			continue;
+		}
+		for (j = 0; j < nm->n; j++)
+			if (strcmp(nm->names[j], key->s) == 0)
+				out[j] = k + 1;
+	}
+}
+
 const char *
 js_str(const struct js_doc *d, int i)
 {

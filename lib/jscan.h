@@ -54,6 +54,23 @@ void js_free(struct js_doc *d);
  * last one when repeated), or -1 when absent or obj is no object. */
 int js_get(const struct js_doc *d, int obj, const char *key);
 
+/* A set of member names to look up together: js_fields finds all of
+ * them in one pass over an object, through a small hash of the names
+ * made on first use (a name list whose hashes collide is still looked
+ * up correctly, comparing every name). */
+struct js_names {
+	const char *const *names;
+	int n;
+	int ready, linear;
+	unsigned char slot[256]; /* hash -> name number + 1 */
+};
+
+/* js_fields stores in out[i] the value token of names->names[i] in
+ * object obj (the last one when repeated), or -1 when absent; all -1
+ * when obj is no object. */
+void js_fields(const struct js_doc *d, int obj, struct js_names *names,
+	int *out);
+
 /* js_str returns the text of a string token, or NULL for another type or
  * a missing token (i < 0). */
 const char *js_str(const struct js_doc *d, int i);

@@ -314,6 +314,8 @@ node_get(struct sp_state *st, const char *name)
 static int
 dev_order(const struct sp_dev *a, const struct sp_dev *b)
 {
+	if (a->prof != b->prof)
+		return a->prof < b->prof ? -1 : 1;
 	if (a->index != b->index)
 		return a->index < b->index ? -1 : 1;
 	if (a->migdev != b->migdev)
@@ -321,7 +323,7 @@ dev_order(const struct sp_dev *a, const struct sp_dev *b)
 	return strcmp(a->uuid, b->uuid);
 }
 
-/* attach puts d into n's device list, in order. */
+/* attach puts d into n's device list, in order (see sp_node.devs). */
 static void
 attach(struct sp_node *n, struct sp_dev *d)
 {
@@ -351,6 +353,24 @@ detach(struct sp_node *n, struct sp_dev *d)
 		(n->ndevs - i - 1) * sizeof *n->devs);
 	n->ndevs--;
 	d->node = NULL;
+}
+
+void
+sp_prof_range(const struct sp_node *n, int prof, size_t *lo, size_t *hi)
+{
+	size_t l = 0, h = n->ndevs, mid;
+
+	while (l < h) {
+		mid = (l + h) / 2;
+		if (n->devs[mid]->prof < prof)
+			l = mid + 1;
+		else
+			h = mid;
+	}
+	*lo = l;
+	for (h = l; h < n->ndevs && n->devs[h]->prof == prof; h++)
+		;
+	*hi = h;
 }
 
 /* dev_get returns the device with uuid, making an unplaced one. */
@@ -385,15 +405,29 @@ bad(struct nd_reader *r, const char *fmt, ...)
 	return -1;
 }
 
-/* flag reads an optional boolean member: def when absent or null.
- * Returns 0, or -1 for another type. */
-static int
-flag(const struct js_doc *d, int obj, const char *key, int def, int *out)
-{
-	int t = js_get(d, obj, key);
+static const char *const field_names[SPF_N] = {"kind", "id", "name",
+	"labels", "ready", "unschedulable", "cost", "cheap", "node", "index",
+	"uuid", "memory_mib", "util_pct", "mig_enabled", "mig", "health",
+	"devices", "exclusive", "gpus", "gpu_ids", "mig_profile",
+	"mig_fallback", "min_memory_mib", "priority", "strategy",
+	"prefer_node", "node_selector", "created"};
+static struct js_names fields = {field_names, SPF_N, 0, 0, {0}};
 
+int
+sp_field(const struct sp_state *st, enum sp_field f)
+{
+	int t = st->field[f];
+
+	return t >= 0 && st->doc.t[t].type != JS_NULL ? t : -1;
+}
+
+/* flag reads boolean token t (-1: absent): def when absent. Returns 0,
+ * or -1 for another type. */
+static int
+flag(const struct js_doc *d, int t, int def, int *out)
+{
 	*out = def;
-	if (t < 0 || d->t[t].type == JS_NULL)
+	if (t < 0)
 		return 0;
 	if (d->t[t].type != JS_TRUE && d->t[t].type != JS_FALSE)
 		return -1;
@@ -401,15 +435,13 @@ flag(const struct js_doc *d, int obj, const char *key, int def, int *out)
 	return 0;
 }
 
-/* whole reads an optional integer member >= 0: def when absent or null.
+/* whole reads integer token t (-1: absent) >= 0: def when absent.
  * Returns 0, or -1 for anything else. */
 static int
-whole(const struct js_doc *d, int obj, const char *key, long def, long *out)
+whole(const struct js_doc *d, int t, long def, long *out)
 {
-	int t = js_get(d, obj, key);
-
 	*out = def;
-	if (t < 0 || d->t[t].type == JS_NULL)
+	if (t < 0)
 		return 0;
 	if (d->t[t].type != JS_INT || d->t[t].i < 0 || d->t[t].i > 1L << 40)
 		return -1;
@@ -420,7 +452,7 @@ whole(const struct js_doc *d, int obj, const char *key, long def, long *out)
 static int
 feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	const char *name = js_str(d, js_get(d, 0, "name"));
+	const char *name = js_str(d, sp_field(st, SPF_NAME));
 	int t, ready, unsched, cheap;
 	struct sp_label *labels = NULL;
 	size_t nlabels = 0, i;
@@ -428,17 +460,15 @@ feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 
 	if (!name || !*name)
 		return bad(r, "node record has no name");
-	t = js_get(d, 0, "labels");
-	if (t >= 0 && d->t[t].type != JS_NULL &&
-		sp_labels_read(d, t, &labels, &nlabels) < 0)
+	t = sp_field(st, SPF_LABELS);
+	if (t >= 0 && sp_labels_read(d, t, &labels, &nlabels) < 0)
 		return bad(r, "node %s: labels must be an object of strings",
 			       name);
-	t = js_get(d, 0, "cost");
-	if (flag(d, 0, "ready", 1, &ready) < 0 ||
-		flag(d, 0, "unschedulable", 0, &unsched) < 0 ||
-		flag(d, 0, "cheap", 0, &cheap) < 0 ||
-		(t >= 0 && d->t[t].type != JS_NULL && d->t[t].type != JS_INT &&
-			d->t[t].type != JS_REAL)) {
+	t = sp_field(st, SPF_COST);
+	if (flag(d, sp_field(st, SPF_READY), 1, &ready) < 0 ||
+		flag(d, sp_field(st, SPF_UNSCHED), 0, &unsched) < 0 ||
+		flag(d, sp_field(st, SPF_CHEAP), 0, &cheap) < 0 ||
+		(t >= 0 && d->t[t].type != JS_INT && d->t[t].type != JS_REAL)) {
 		sp_labels_free(labels, nlabels);
 		return bad(r, "node %s: ready, unschedulable and cheap must "
 				  "be true or false, cost a number",
@@ -457,7 +487,7 @@ feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 	n->ready = ready;
 	n->unsched = unsched;
 	n->cheap = cheap;
-	n->has_cost = t >= 0 && d->t[t].type != JS_NULL;
+	n->has_cost = t >= 0;
 	n->cost = n->has_cost && d->t[t].d != 0 ? d->t[t].d : 0; /* no -0 */
 	sp_mark(st, n);
 	return 0;
@@ -469,16 +499,16 @@ static int
 gpu_profile(struct sp_state *st, const struct js_doc *d, int *prof,
 	int *migdev, const char **why)
 {
-	int mig = js_get(d, 0, "mig"), enabled;
+	int mig = sp_field(st, SPF_MIG), enabled, t;
 	struct mig_profile p;
 	long dev;
 	char canon[32];
 
 	*migdev = -1;
 	*why = "mig_enabled must be true or false";
-	if (flag(d, 0, "mig_enabled", 0, &enabled) < 0)
+	if (flag(d, sp_field(st, SPF_MIG_ENABLED), 0, &enabled) < 0)
 		return -1;
-	if (mig < 0 || d->t[mig].type == JS_NULL) {
+	if (mig < 0) {
 		*prof = enabled ? SP_NO_PROFILE : SP_WHOLE;
 		return 0;
 	}
@@ -488,7 +518,9 @@ gpu_profile(struct sp_state *st, const struct js_doc *d, int *prof,
 		mig_parse(js_str(d, js_get(d, mig, "profile")), &p) < 0)
 		return -1;
 	*why = "mig.device must be a whole number >= 0";
-	if (whole(d, mig, "device", 0, &dev) < 0 || dev > 1 << 20)
+	t = js_get(d, mig, "device");
+	if (whole(d, t >= 0 && d->t[t].type != JS_NULL ? t : -1, 0, &dev) < 0 ||
+		dev > 1 << 20)
 		return -1;
 	*prof = sp_profile(st, mig_format(&p, canon, sizeof canon));
 	*migdev = (int)dev;
@@ -498,20 +530,21 @@ gpu_profile(struct sp_state *st, const struct js_doc *d, int *prof,
 static int
 feed_gpu(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	const char *uuid = js_str(d, js_get(d, 0, "uuid"));
-	const char *node = js_str(d, js_get(d, 0, "node"));
-	const char *health = js_str(d, js_get(d, 0, "health"));
-	int ut = js_get(d, 0, "util_pct"), prof, migdev;
+	const char *uuid = js_str(d, sp_field(st, SPF_UUID));
+	const char *node = js_str(d, sp_field(st, SPF_NODE));
+	const char *health = js_str(d, sp_field(st, SPF_HEALTH));
+	int ut = sp_field(st, SPF_UTIL), prof, migdev;
 	long index, mem;
 	const char *why;
 	struct sp_dev *dv;
 
 	if (!uuid || !*uuid || !node || !*node)
 		return bad(r, "gpu record needs a uuid and a node");
-	if (whole(d, 0, "index", -1, &index) < 0 || index < 0 || index > 1 << 20)
+	if (whole(d, sp_field(st, SPF_INDEX), -1, &index) < 0 || index < 0 ||
+		index > 1 << 20)
 		return bad(r, "gpu %s: index must be a whole number >= 0",
 			       uuid);
-	if (whole(d, 0, "memory_mib", 0, &mem) < 0)
+	if (whole(d, sp_field(st, SPF_MEMORY), 0, &mem) < 0)
 		return bad(r, "gpu %s: memory_mib must be a whole number "
 				  ">= 0 or null",
 			       uuid);
@@ -617,8 +650,8 @@ alloc_devs(struct sp_state *st, struct nd_reader *r, const struct js_doc *d,
 static int
 feed_alloc(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	const char *id = js_str(d, js_get(d, 0, "id"));
-	int arr = js_get(d, 0, "devices"), excl, rc;
+	const char *id = js_str(d, sp_field(st, SPF_ID));
+	int arr = sp_field(st, SPF_DEVICES), excl, rc;
 	struct sp_dev **v;
 	long mem;
 
@@ -628,8 +661,8 @@ feed_alloc(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		return bad(r, "allocation %s: devices must be a non-empty "
 				  "array of UUIDs",
 			       id);
-	if (flag(d, 0, "exclusive", 1, &excl) < 0 ||
-		whole(d, 0, "memory_mib", 0, &mem) < 0)
+	if (flag(d, sp_field(st, SPF_EXCLUSIVE), 1, &excl) < 0 ||
+		whole(d, sp_field(st, SPF_MEMORY), 0, &mem) < 0)
 		return bad(r, "allocation %s: exclusive must be true or "
 				  "false, memory_mib a whole number >= 0",
 			       id);
@@ -657,7 +690,7 @@ pend(struct sp_state *st, struct sp_req *q)
 static int
 feed_release(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	const char *id = js_str(d, js_get(d, 0, "id"));
+	const char *id = js_str(d, sp_field(st, SPF_ID));
 	struct sp_req *q;
 	size_t i;
 
@@ -665,10 +698,12 @@ feed_release(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		return bad(r, "release record has no id");
 	if (sp_release(st, id) == 0)
 		return 0;
-	if (!st->pending) {
-		st->pending = hm_new(NULL);
+	if (!st->pending_live) {
+		if (!st->pending)
+			st->pending = hm_new(NULL);
 		for (i = 0; i < st->nbatch; i++)
 			pend(st, st->batch[i]);
+		st->pending_live = 1;
 	}
 	for (q = hm_take(st->pending, id); q; q = q->same)
 		q->withdrawn = 1;
@@ -678,7 +713,7 @@ feed_release(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 static int
 feed_request(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	struct sp_req *q = sp_req_read(st, r, d, 0);
+	struct sp_req *q = sp_req_read(st, r, d);
 
 	if (!q)
 		return -1;
@@ -687,7 +722,7 @@ feed_request(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		st->first_cpu = sp_clock(1);
 	}
 	q->seq = st->seq++;
-	if (st->pending)
+	if (st->pending_live)
 		pend(st, q);
 	if (st->nbatch == st->capbatch) {
 		st->capbatch = st->capbatch ? st->capbatch * 2 : 256;
@@ -704,7 +739,8 @@ sp_feed(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 
 	if (d->t[0].type != JS_OBJECT)
 		return bad(r, "record is not a JSON object");
-	if (!(kind = js_str(d, js_get(d, 0, "kind"))))
+	js_fields(d, 0, &fields, st->field);
+	if (!(kind = js_str(d, sp_field(st, SPF_KIND))))
 		return bad(r, "record has no kind");
 	if (strcmp(kind, "request") == 0)
 		return feed_request(st, r, d);

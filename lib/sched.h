@@ -80,7 +80,7 @@ struct sp_node {
 	size_t nlabels;
 	int ready, unsched, cheap, has_cost;
 	double cost;
-	struct sp_dev **devs; /* sorted by index, then MIG device */
+	struct sp_dev **devs; /* sorted by profile, index, MIG device */
 	size_t ndevs, capdevs;
 	size_t id;            /* position in sp_state.nodes, for indexes */
 	int rank;             /* position in name order */
@@ -98,7 +98,6 @@ struct sp_hold {
 };
 
 struct sp_req {
-	char *id;
 	char *err;     /* why it cannot be placed, found when read; or NULL */
 	int k;         /* devices */
 	int chain[1 + SP_MAX_FALLBACK]; /* profile, then fallbacks */
@@ -110,13 +109,14 @@ struct sp_req {
 	char *prefer;
 	struct sp_label *sel; /* node_selector, sorted by key */
 	size_t nsel;
-	int ids[SP_MAX_GPUS]; /* gpu_ids */
+	int *ids;      /* gpu_ids, or NULL */
 	int nids;
 	int has_created;
 	double created;
 	size_t seq;    /* input order */
 	int withdrawn; /* released before its batch was placed */
 	struct sp_req *same; /* an earlier pending request with this id */
+	char id[];
 };
 
 /* One search: what the request needs of one node. */
@@ -137,6 +137,16 @@ struct sp_load {
 	int count;
 	long util;
 	long mem;
+};
+
+/* The members of every record kind, found in one pass over a record. */
+enum sp_field {
+	SPF_KIND, SPF_ID, SPF_NAME, SPF_LABELS, SPF_READY, SPF_UNSCHED,
+	SPF_COST, SPF_CHEAP, SPF_NODE, SPF_INDEX, SPF_UUID, SPF_MEMORY,
+	SPF_UTIL, SPF_MIG_ENABLED, SPF_MIG, SPF_HEALTH, SPF_DEVICES,
+	SPF_EXCLUSIVE, SPF_GPUS, SPF_GPU_IDS, SPF_MIG_PROFILE,
+	SPF_MIG_FALLBACK, SPF_MIN_MEMORY, SPF_PRIORITY, SPF_STRATEGY,
+	SPF_PREFER, SPF_SELECTOR, SPF_CREATED, SPF_N
 };
 
 struct sp_state;
@@ -178,6 +188,7 @@ struct sp_state {
 	struct sp_req **batch;     /* requests waiting for a flush */
 	size_t nbatch, capbatch;
 	struct hm *pending;        /* id -> its last struct sp_req in batch */
+	int pending_live;          /* pending is filled for this batch */
 	size_t seq;
 
 	int strategy;              /* -S */
@@ -187,6 +198,7 @@ struct sp_state {
 	void *ctx;
 
 	struct js_doc doc;         /* scratch */
+	int field[SPF_N];          /* tokens of the record fed: sp_field */
 	struct jb out;
 
 	/* statistics */
@@ -219,6 +231,11 @@ void sp_sync(struct sp_state *st);
 /* sp_mark notes that n's index entries are stale. */
 void sp_mark(struct sp_state *st, struct sp_node *n);
 
+/* sp_prof_range sets [*lo, *hi) to the positions of n's devices of
+ * profile prof. */
+void sp_prof_range(const struct sp_node *n, int prof, size_t *lo,
+	size_t *hi);
+
 /* sp_profile returns the id of a canonical profile name, adding it. */
 int sp_profile(struct sp_state *st, const char *canon);
 
@@ -250,10 +267,15 @@ const char *sp_strategy_name(int s);
  * when unknown. */
 int sp_strategy_parse(const char *s);
 
-/* sp_req_read turns request object obj of d into a new request. Returns
- * NULL (warned on r) when it has no id; field errors go to ->err. */
+/* sp_field returns the token of member f of the record being fed, or -1
+ * when it is absent or null. */
+int sp_field(const struct sp_state *st, enum sp_field f);
+
+/* sp_req_read turns the request record d being fed into a new request.
+ * Returns NULL (warned on r) when it has no id; field errors go to
+ * ->err. */
 struct sp_req *sp_req_read(struct sp_state *st, struct nd_reader *r,
-	const struct js_doc *d, int obj);
+	const struct js_doc *d);
 void sp_req_free(struct sp_req *q);
 
 /* sp_req_order sorts a batch for placement under strategy s. */

@@ -46,10 +46,14 @@ struct ent {
 	int bucket;    /* its count when filed */
 };
 
-/* A class: devices of one profile with at least one threshold of
- * memory, wanted exclusively or shared. */
+/* A class: free devices of one profile with at least a threshold of
+ * memory (a device size of the inventory), or shared devices of one
+ * profile with at least some memory left (a size shared requests asked
+ * for: such classes are made as requests come). */
 struct cls {
-	int maxc;             /* most devices a node has in this class */
+	int prof, shared;
+	long mem;             /* the threshold */
+	int maxc;             /* most devices a node may have in this class */
 	size_t tree0;         /* trees[tree0 + c - 1] is bucket c */
 	struct sp_load *load; /* [node id]: as filed; NULL until used */
 };
@@ -82,13 +86,15 @@ struct spx {
 	int nprofs;            /* profiles known at the last rebuild */
 	int *tfirst, *pn;      /* per profile: first threshold, how many */
 	long *thr;             /* thresholds, ascending per profile */
-	struct cls *cls;       /* class 2t: threshold t free; 2t+1 shared */
+	struct cls *cls;       /* class t: threshold t, free; then shared */
 	int ncls;
+	int **shared, *nshared; /* per profile: its shared classes */
 	int *used, nused;      /* the classes some order keeps */
 	size_t ntrees;
 	uint32_t universe;     /* ranks: nodes at the last rebuild */
 	struct sp_load *loads; /* scratch: one node's loads, ncls */
 	struct grp *spare;     /* unused groups, linked through tn.r */
+	uint32_t *scratch;     /* direct's ranks: nnodes */
 	struct view *views;    /* [0]: all nodes */
 	int nviews;
 	struct hm *view_of;    /* "key\037value" -> view number + 1 */
@@ -191,6 +197,26 @@ leave(struct spx *x, struct tp_tree *t, struct grp *g, int rank)
 
 /* ---- loads ---- */
 
+/* shared_loads adds shared device d to the loads of the shared classes
+ * of its profile whose threshold its memory left reaches. */
+static void
+shared_loads(struct spx *x, const struct sp_dev *d)
+{
+	long room = d->mem - d->shared_mem;
+	struct sp_load *l;
+	int i, c;
+
+	for (i = 0; i < x->nshared[d->prof]; i++) {
+		c = x->shared[d->prof][i];
+		if (room < x->cls[c].mem)
+			continue;
+		l = &x->loads[c];
+		l->count++;
+		l->util += d->util;
+		l->mem += room;
+	}
+}
+
 /* node_loads fills x->loads with node n's load in every class. */
 static void
 node_loads(struct spx *x, const struct sp_node *n)
@@ -207,13 +233,16 @@ node_loads(struct spx *x, const struct sp_node *n)
 		d = n->devs[i];
 		if (d->prof < 0 || d->prof >= x->nprofs || !d->healthy || d->excl)
 			continue;
+		if (d->nshared) {
+			shared_loads(x, d);
+			continue;
+		}
 		end = x->tfirst[d->prof] + x->pn[d->prof];
 		for (j = x->tfirst[d->prof]; j < end && x->thr[j] <= d->mem; j++) {
-			l = &x->loads[2 * j + !!d->nshared];
+			l = &x->loads[j];
 			l->count++;
 			l->util += d->util;
-			l->mem += !d->nshared ? d->mem
-				: d->mem > d->shared_mem ? d->mem - d->shared_mem : 0;
+			l->mem += d->mem;
 		}
 	}
 }
@@ -287,6 +316,33 @@ free_order(struct spx *x, struct order *o)
 	memset(o, 0, sizeof *o);
 }
 
+/* class_load returns node n's load in class c alone, as node_loads
+ * would. */
+static struct sp_load
+class_load(const struct spx *x, const struct sp_node *n, int c)
+{
+	const struct cls *k = &x->cls[c];
+	struct sp_load l = {0, 0, 0};
+	const struct sp_dev *d;
+	size_t i, lo, hi;
+	long room;
+
+	if (!sp_usable(n))
+		return l;
+	sp_prof_range(n, k->prof, &lo, &hi);
+	for (i = lo; i < hi; i++) {
+		d = n->devs[i];
+		room = k->shared ? d->mem - d->shared_mem : d->mem;
+		if (!d->healthy || d->excl || !d->nshared != !k->shared ||
+			room < k->mem)
+			continue;
+		l.count++;
+		l.util += d->util;
+		l.mem += room;
+	}
+	return l;
+}
+
 /* use_class starts keeping the loads of class c, for every node. */
 static void
 use_class(struct spx *x, int c)
@@ -297,10 +353,8 @@ use_class(struct spx *x, int c)
 		return;
 	x->used[x->nused++] = c;
 	x->cls[c].load = ecalloc(x->st->nnodes + 1, sizeof *x->cls[c].load);
-	for (i = 0; i < x->st->nnodes; i++) {
-		node_loads(x, x->st->nodes[i]);
-		x->cls[c].load[i] = x->loads[c];
-	}
+	for (i = 0; i < x->st->nnodes; i++)
+		x->cls[c].load[i] = class_load(x, x->st->nodes[i], c);
 }
 
 /* keep makes class c of order k of view v kept from now on, filing
@@ -440,6 +494,8 @@ free_layout(struct spx *x)
 		free(x->vl[n].v);
 	free(x->vl);
 	x->vl = NULL;
+	free(x->scratch);
+	x->scratch = NULL;
 	while ((g = x->spare)) {
 		x->spare = g->tn.r ? grp_of(g->tn.r) : NULL;
 		rs_free(&g->ranks);
@@ -447,6 +503,12 @@ free_layout(struct spx *x)
 	}
 	for (c = 0; c < x->ncls; c++)
 		free(x->cls[c].load);
+	for (i = 0; x->shared && i < x->nprofs; i++)
+		free(x->shared[i]);
+	free(x->shared);
+	free(x->nshared);
+	x->shared = NULL;
+	x->nshared = NULL;
 	free(x->tfirst);
 	free(x->pn);
 	free(x->thr);
@@ -465,20 +527,23 @@ static void
 thresholds(struct spx *x)
 {
 	struct sp_state *st = x->st;
+	const struct sp_dev *d;
 	struct size *v = NULL;
 	size_t i, j, n = 0, cap = 0;
 	int t = 0;
 
 	for (i = 0; i < st->nnodes; i++) {
 		for (j = 0; j < st->nodes[i]->ndevs; j++) {
-			if (st->nodes[i]->devs[j]->prof < 0)
-				continue;
+			d = st->nodes[i]->devs[j];
+			if (d->prof < 0 || (n && v[n - 1].prof == d->prof &&
+						   v[n - 1].mem == d->mem))
+				continue; /* most neighbours are alike */
 			if (n == cap) {
 				cap = cap ? cap * 2 : 256;
 				v = erealloc(v, cap * sizeof *v);
 			}
-			v[n].prof = st->nodes[i]->devs[j]->prof;
-			v[n++].mem = st->nodes[i]->devs[j]->mem;
+			v[n].prof = d->prof;
+			v[n++].mem = d->mem;
 		}
 	}
 	qsort(v, n, sizeof *v, by_size);
@@ -494,7 +559,7 @@ thresholds(struct spx *x)
 		x->pn[v[i].prof]++;
 		x->thr[t++] = v[i].mem;
 	}
-	x->ncls = 2 * t;
+	x->ncls = t;
 	free(v);
 }
 
@@ -509,6 +574,12 @@ capacities(struct spx *x)
 	int c, j, end, *cnt = emalloc(((size_t)x->ncls + 1) * sizeof *cnt);
 
 	x->cls = ecalloc((size_t)x->ncls + 1, sizeof *x->cls);
+	for (i = 0; i < (size_t)x->nprofs; i++) {
+		for (j = 0; j < x->pn[i]; j++) {
+			x->cls[x->tfirst[i] + j].prof = (int)i;
+			x->cls[x->tfirst[i] + j].mem = x->thr[x->tfirst[i] + j];
+		}
+	}
 	for (i = 0; i < st->nnodes; i++) {
 		memset(cnt, 0, (size_t)x->ncls * sizeof *cnt);
 		for (k = 0; k < st->nodes[i]->ndevs; k++) {
@@ -517,10 +588,8 @@ capacities(struct spx *x)
 				continue;
 			end = x->tfirst[d->prof] + x->pn[d->prof];
 			for (j = x->tfirst[d->prof]; j < end && x->thr[j] <= d->mem;
-				j++) {
-				cnt[2 * j]++;
-				cnt[2 * j + 1]++;
-			}
+				j++)
+				cnt[j]++;
 		}
 		for (c = 0; c < x->ncls; c++)
 			if (cnt[c] > x->cls[c].maxc)
@@ -547,11 +616,14 @@ rebuild(void *ctx)
 	capacities(x);
 	x->loads = ecalloc((size_t)x->ncls + 1, sizeof *x->loads);
 	x->used = emalloc(((size_t)x->ncls + 1) * sizeof *x->used);
+	x->shared = ecalloc((size_t)x->nprofs + 1, sizeof *x->shared);
+	x->nshared = ecalloc((size_t)x->nprofs + 1, sizeof *x->nshared);
 	x->views = ecalloc(1, sizeof *x->views);
 	x->views[0].n = x->st->nnodes;
 	x->nviews = 1;
 	x->view_of = hm_new(NULL);
 	x->vl = ecalloc(x->st->nnodes + 1, sizeof *x->vl);
+	x->scratch = emalloc((x->st->nnodes + 1) * sizeof *x->scratch);
 }
 
 /* ---- search ---- */
@@ -599,15 +671,15 @@ rank_cmp(const struct spx *x, int c, uint32_t ra, uint32_t rb,
 
 /* walk merges the buckets k..max of class c of order o by q's order and
  * returns the first node that fits. Only name order rotates, and its
- * buckets hold one group each. An exclusive query without selector or
- * explicit indexes fits any node of those buckets: their counts are of
- * exactly the devices it may take. */
+ * buckets hold one group each. A query without selector or explicit
+ * indexes fits any node of those buckets: their counts are of exactly
+ * the devices it may take. */
 static struct sp_node *
 walk(struct spx *x, const struct order *o, int c, const struct sp_query *q)
 {
 	struct head hs[64], *h = hs;
 	struct sp_node *found = NULL, *n;
-	int b, nh = 0, i, best, plain = !q->shared && !q->nsel && !q->nids;
+	int b, nh = 0, i, best, plain = !q->nsel && !q->nids;
 	const struct tp_tree *t;
 
 	if (x->cls[c].maxc > 64)
@@ -666,7 +738,7 @@ static struct sp_node *
 direct(struct spx *x, int c, const struct sp_query *q,
 	const struct sp_nodeset *s)
 {
-	uint32_t *v = emalloc((s->n + 1) * sizeof *v);
+	uint32_t *v = x->scratch;
 	struct sp_node *found = NULL;
 	size_t i, m = 0, best;
 
@@ -681,18 +753,91 @@ direct(struct spx *x, int c, const struct sp_query *q,
 			found = x->st->by_name[v[best]];
 		v[best] = v[--m];
 	}
-	free(v);
 	return found;
+}
+
+/* most_devices returns the most devices of profile prof with at least
+ * mem MiB that any node has. */
+static int
+most_devices(const struct spx *x, int prof, long mem)
+{
+	const struct sp_node *n;
+	size_t i, j, lo, hi;
+	int most = 0, cnt;
+
+	for (i = 0; i < x->st->nnodes; i++) {
+		n = x->st->nodes[i];
+		sp_prof_range(n, prof, &lo, &hi);
+		for (cnt = 0, j = lo; j < hi; j++)
+			cnt += n->devs[j]->mem >= mem;
+		if (cnt > most)
+			most = cnt;
+	}
+	return most;
+}
+
+/* grow_orders makes room in every order of every view for a new class
+ * c, its trees empty and no node filed. */
+static void
+grow_orders(struct spx *x, int c)
+{
+	struct order *o;
+	size_t t;
+	int v, k;
+
+	for (v = 0; v < x->nviews; v++) {
+		for (k = 0; k < NORD; k++) {
+			o = &x->views[v].ord[k];
+			if (!o->trees)
+				continue;
+			o->trees = erealloc(o->trees, (x->ntrees + 1) * sizeof *o->trees);
+			for (t = x->cls[c].tree0; t < x->ntrees; t++)
+				tp_init(&o->trees[t], grp_cmp, NULL);
+			o->ents = erealloc(o->ents,
+				((size_t)x->ncls + 1) * sizeof *o->ents);
+			o->ents[c] = NULL;
+		}
+	}
+}
+
+/* shared_class returns the class of shared devices of profile prof with
+ * mem MiB left, making it the first time it is asked for. */
+static int
+shared_class(struct spx *x, int prof, long mem)
+{
+	int i, c;
+
+	for (i = 0; i < x->nshared[prof]; i++)
+		if (x->cls[x->shared[prof][i]].mem == mem)
+			return x->shared[prof][i];
+	c = x->ncls++;
+	x->cls = erealloc(x->cls, ((size_t)x->ncls + 1) * sizeof *x->cls);
+	memset(&x->cls[c], 0, sizeof x->cls[c]);
+	x->cls[c].prof = prof;
+	x->cls[c].shared = 1;
+	x->cls[c].mem = mem;
+	x->cls[c].maxc = most_devices(x, prof, mem);
+	x->cls[c].tree0 = x->ntrees;
+	x->ntrees += (size_t)x->cls[c].maxc;
+	x->loads = erealloc(x->loads, ((size_t)x->ncls + 1) * sizeof *x->loads);
+	x->used = erealloc(x->used, ((size_t)x->ncls + 1) * sizeof *x->used);
+	x->shared[prof] = erealloc(x->shared[prof],
+		(size_t)(x->nshared[prof] + 1) * sizeof *x->shared[prof]);
+	x->shared[prof][x->nshared[prof]++] = c;
+	grow_orders(x, c);
+	return c;
 }
 
 /* class_of returns the class of q, or -1 when no device is big enough. */
 static int
-class_of(const struct spx *x, const struct sp_query *q)
+class_of(struct spx *x, const struct sp_query *q)
 {
 	int lo, hi, mid, end;
 
 	if (q->prof < 0 || q->prof >= x->nprofs || !x->pn[q->prof])
 		return -1;
+	if (q->shared)
+		return shared_class(x, q->prof, q->mem);
 	lo = x->tfirst[q->prof];
 	hi = end = lo + x->pn[q->prof];
 	while (lo < hi) {
@@ -702,7 +847,7 @@ class_of(const struct spx *x, const struct sp_query *q)
 		else
 			hi = mid;
 	}
-	return lo < end ? 2 * lo + q->shared : -1;
+	return lo < end ? lo : -1;
 }
 
 /* find walks the index of all nodes; with a selector, that of its

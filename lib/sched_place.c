@@ -35,21 +35,30 @@ sp_selects(const struct sp_node *n, const struct sp_label *sel, size_t nsel)
 	return 1;
 }
 
-/* candidate says whether d counts toward a node's load for q: the right
- * profile, healthy, big enough, and free, or when q looks for shared
- * devices, shared and not held exclusively. */
-static int
+/* candidate says whether d is one of a node's candidate devices for q:
+ * of the right profile, healthy, and free with at least q->mem MiB, or
+ * when q looks for shared devices, shared (not held exclusively) with at
+ * least q->mem MiB left. */
+static inline int
 candidate(const struct sp_dev *d, const struct sp_query *q)
 {
-	return d->prof == q->prof && d->healthy && d->mem >= q->mem &&
-		!d->excl && (q->shared ? d->nshared > 0 : !d->nshared);
+	if (d->prof != q->prof || !d->healthy || d->excl)
+		return 0;
+	if (q->shared)
+		return d->nshared > 0 && d->mem - d->shared_mem >= q->mem;
+	return !d->nshared && d->mem >= q->mem;
+}
+
+static inline int
+dev_fits(const struct sp_dev *d, const struct sp_query *q)
+{
+	return candidate(d, q);
 }
 
 int
 sp_dev_fits(const struct sp_dev *d, const struct sp_query *q)
 {
-	return candidate(d, q) &&
-		(!q->shared || d->mem - d->shared_mem >= q->mem);
+	return dev_fits(d, q);
 }
 
 void
@@ -57,19 +66,19 @@ sp_node_load(const struct sp_node *n, const struct sp_query *q,
 	struct sp_load *out)
 {
 	const struct sp_dev *d;
-	size_t i;
+	size_t i, lo, hi;
 
 	memset(out, 0, sizeof *out);
 	if (!sp_usable(n))
 		return;
-	for (i = 0; i < n->ndevs; i++) {
+	sp_prof_range(n, q->prof, &lo, &hi);
+	for (i = lo; i < hi; i++) {
 		d = n->devs[i];
 		if (!candidate(d, q))
 			continue;
 		out->count++;
 		out->util += d->util;
-		out->mem += !q->shared ? d->mem
-			: d->mem > d->shared_mem ? d->mem - d->shared_mem : 0;
+		out->mem += q->shared ? d->mem - d->shared_mem : d->mem;
 	}
 }
 
@@ -166,15 +175,16 @@ dev_cmp(const struct cand *a, const struct cand *b, const struct sp_query *q)
 	return cmp_int(a->d->migdev, b->d->migdev);
 }
 
-/* gather fills v with n's devices that fit q, in device-list order, with
+/* gather fills v with n's devices that fit q, in index order, with
  * their per-GPU counts. Returns how many. */
 static size_t
 gather(const struct sp_node *n, const struct sp_query *q, struct cand *v)
 {
-	size_t i, m = 0, run;
+	size_t i, m = 0, run, lo, hi;
 
-	for (i = 0; i < n->ndevs; i++) {
-		if (!sp_dev_fits(n->devs[i], q))
+	sp_prof_range(n, q->prof, &lo, &hi);
+	for (i = lo; i < hi; i++) {
+		if (!dev_fits(n->devs[i], q))
 			continue;
 		v[m].d = n->devs[i];
 		v[m].free = n->devs[i]->mem - n->devs[i]->shared_mem;
@@ -318,7 +328,9 @@ score(struct jb *o, const struct sp_node *n, const struct sp_query *q)
 	switch (q->strat) {
 	case SP_LEAST_UTILIZED:
 	case SP_PRIORITY:
-		jb_real(o, l.count ? (double)l.util / l.count : 0);
+		/* the mean, rounded to thousandths */
+		jb_milli(o, l.count ? (l.util * 2000 + l.count) / (2 * l.count)
+				    : 0);
 		break;
 	case SP_BEST_FIT:
 	case SP_LEAST_LOADED:
@@ -585,15 +597,15 @@ decide(struct sp_state *st, const struct sp_req *r)
 void
 sp_flush(struct sp_state *st)
 {
-	char **ids;
 	double t;
-	size_t i, n;
+	size_t i;
 
+	/* the map of waiting requests is emptied, but kept for the next
+	 * batch that needs one */
+	for (i = 0; st->pending_live && i < st->nbatch; i++)
+		hm_take(st->pending, st->batch[i]->id);
+	st->pending_live = 0;
 	sp_req_order(st->batch, st->nbatch, st->strategy);
-	n = st->pending ? st->nbatch : 0;
-	ids = emalloc((n + 1) * sizeof *ids);
-	for (i = 0; i < n; i++)
-		ids[i] = estrdup(st->batch[i]->id);
 	for (i = 0; i < st->nbatch; i++) {
 		if (!st->batch[i]->withdrawn) {
 			t = sp_clock(0);
@@ -605,8 +617,4 @@ sp_flush(struct sp_state *st)
 		st->batch[i] = NULL;
 	}
 	st->nbatch = 0;
-	if (st->pending) /* emptied, but kept: it is made again and again */
-		for (i = 0; i < n; i++)
-			hm_take(st->pending, ids[i]);
-	free(ids);
 }

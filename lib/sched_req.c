@@ -145,20 +145,11 @@ reject(struct sp_req *q, const char *fmt, ...)
 	q->err = estrdup(msg);
 }
 
-/* member returns the token of key in the request, -1 when absent or
- * null. */
-static int
-member(const struct js_doc *d, int obj, const char *key)
-{
-	int t = js_get(d, obj, key);
-
-	return t >= 0 && d->t[t].type != JS_NULL ? t : -1;
-}
-
 static void
-read_order(struct sp_req *q, const struct js_doc *d, int obj)
+read_order(const struct sp_state *st, struct sp_req *q,
+	const struct js_doc *d)
 {
-	int t = member(d, obj, "priority");
+	int t = sp_field(st, SPF_PRIORITY);
 	char v[80];
 
 	if (t >= 0 && d->t[t].type != JS_INT)
@@ -166,7 +157,7 @@ read_order(struct sp_req *q, const struct js_doc *d, int obj)
 			js_repr(d, t, v, sizeof v));
 	else if (t >= 0)
 		q->prio = d->t[t].i;
-	t = member(d, obj, "created");
+	t = sp_field(st, SPF_CREATED);
 	if (t >= 0 && (!js_str(d, t) || rfc3339(d->t[t].s, &q->created) < 0))
 		reject(q, "created must be an RFC3339 time, got %s",
 			js_repr(d, t, v, sizeof v));
@@ -175,9 +166,10 @@ read_order(struct sp_req *q, const struct js_doc *d, int obj)
 }
 
 static void
-read_strategy(struct sp_req *q, const struct js_doc *d, int obj)
+read_strategy(const struct sp_state *st, struct sp_req *q,
+	const struct js_doc *d)
 {
-	int t = member(d, obj, "strategy");
+	int t = sp_field(st, SPF_STRATEGY);
 	char v[80];
 
 	q->strat = -1;
@@ -204,6 +196,7 @@ read_ids(struct sp_req *q, const struct js_doc *d, int t)
 			SP_MAX_GPUS, js_repr(d, t, v, sizeof v));
 		return;
 	}
+	q->ids = emalloc((size_t)d->t[t].n * sizeof *q->ids);
 	for (i = 0, e = t + 1; i < d->t[t].n; i++, e = d->t[e].next) {
 		if (d->t[e].type != JS_INT || d->t[e].i < 0 ||
 			d->t[e].i > 1 << 20) {
@@ -216,9 +209,10 @@ read_ids(struct sp_req *q, const struct js_doc *d, int t)
 }
 
 static void
-read_count(struct sp_req *q, const struct js_doc *d, int obj)
+read_count(const struct sp_state *st, struct sp_req *q,
+	const struct js_doc *d)
 {
-	int t = member(d, obj, "gpus"), ids = member(d, obj, "gpu_ids");
+	int t = sp_field(st, SPF_GPUS), ids = sp_field(st, SPF_GPU_IDS);
 	char v[80];
 
 	if (ids >= 0)
@@ -252,10 +246,9 @@ profile_of(struct sp_state *st, const struct js_doc *d, int t)
 }
 
 static void
-read_profiles(struct sp_state *st, struct sp_req *q, const struct js_doc *d,
-	int obj)
+read_profiles(struct sp_state *st, struct sp_req *q, const struct js_doc *d)
 {
-	int t = member(d, obj, "mig_profile"), f = member(d, obj, "mig_fallback");
+	int t = sp_field(st, SPF_MIG_PROFILE), f = sp_field(st, SPF_MIG_FALLBACK);
 	int i, e;
 	char v[80];
 
@@ -306,12 +299,13 @@ read_ids_unique(struct sp_req *q)
 }
 
 static void
-read_rest(struct sp_req *q, const struct js_doc *d, int obj)
+read_rest(const struct sp_state *st, struct sp_req *q,
+	const struct js_doc *d)
 {
 	int t;
 	char v[80];
 
-	t = member(d, obj, "min_memory_mib");
+	t = sp_field(st, SPF_MIN_MEMORY);
 	if (t >= 0 && (d->t[t].type != JS_INT || d->t[t].i < 0 ||
 			      d->t[t].i > 1L << 40))
 		reject(q, "min_memory_mib must be a whole number of MiB, got %s",
@@ -319,19 +313,19 @@ read_rest(struct sp_req *q, const struct js_doc *d, int obj)
 	else if (t >= 0)
 		q->mem = (long)d->t[t].i;
 	q->excl = 1;
-	t = member(d, obj, "exclusive");
+	t = sp_field(st, SPF_EXCLUSIVE);
 	if (t >= 0 && d->t[t].type != JS_TRUE && d->t[t].type != JS_FALSE)
 		reject(q, "exclusive must be true or false, got %s",
 			js_repr(d, t, v, sizeof v));
 	else if (t >= 0)
 		q->excl = d->t[t].type == JS_TRUE;
-	t = member(d, obj, "prefer_node");
+	t = sp_field(st, SPF_PREFER);
 	if (t >= 0 && !js_str(d, t))
 		reject(q, "prefer_node must be a node name, got %s",
 			js_repr(d, t, v, sizeof v));
 	else if (t >= 0)
 		q->prefer = estrdup(d->t[t].s);
-	t = member(d, obj, "node_selector");
+	t = sp_field(st, SPF_SELECTOR);
 	if (t < 0 || sp_labels_read(d, t, &q->sel, &q->nsel) == 0)
 		return;
 	if (d->t[t].type == JS_OBJECT)
@@ -342,24 +336,23 @@ read_rest(struct sp_req *q, const struct js_doc *d, int obj)
 }
 
 struct sp_req *
-sp_req_read(struct sp_state *st, struct nd_reader *r, const struct js_doc *d,
-	int obj)
+sp_req_read(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	const char *id = js_str(d, js_get(d, obj, "id"));
+	const char *id = js_str(d, sp_field(st, SPF_ID));
 	struct sp_req *q;
 
 	if (!id || !*id) {
 		nd_warn(r, "request record has no id");
 		return NULL;
 	}
-	q = ecalloc(1, sizeof *q);
-	q->id = estrdup(id);
-	read_order(q, d, obj);
-	read_strategy(q, d, obj);
-	read_count(q, d, obj);
-	read_profiles(st, q, d, obj);
+	q = ecalloc(1, sizeof *q + strlen(id) + 1);
+	strcpy(q->id, id);
+	read_order(st, q, d);
+	read_strategy(st, q, d);
+	read_count(st, q, d);
+	read_profiles(st, q, d);
 	read_ids_unique(q);
-	read_rest(q, d, obj);
+	read_rest(st, q, d);
 	return q;
 }
 
@@ -368,8 +361,8 @@ sp_req_free(struct sp_req *q)
 {
 	if (!q)
 		return;
-	free(q->id);
 	free(q->err);
+	free(q->ids);
 	free(q->prefer);
 	sp_labels_free(q->sel, q->nsel);
 	free(q);

@@ -38,8 +38,8 @@ until_true() {
 }
 has() { grep -q -- "$2" "$1"; }
 lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
-# ends_with FILE TEXT: FILE ends with a whole line holding TEXT.
-ends_with() { tail -n 1 "$1" | grep -q -- "$2" && [ "$(tail -c 1 "$1" | od -An -c | tr -d ' ')" = '\n' ]; }
+# has_line FILE TEXT: FILE has TEXT, and no line cut short at its end.
+has_line() { grep -q -- "$2" "$1" && [ "$(tail -c 1 "$1" | od -An -c | tr -d ' ')" = '\n' ]; }
 
 # cm NAME LABEL V: make a labelled ConfigMap with data v=V.
 cm() {
@@ -137,7 +137,7 @@ setv cap-a 2
 rmcm cap-b
 cm cap-c cap 1
 finish cap
-until_true $WAIT ends_with cap.raw '"name":"cap-c"'
+until_true $WAIT has_line cap.raw '"name":"cap-c"'
 { kill "$RAW" && wait "$RAW"; } 2>/dev/null
 RAW=
 
@@ -152,15 +152,16 @@ check 'the capture of kubectl get --raw replays to the same events, object for o
 	'claim-watch -R cap.raw >replayed.out 2>replayed.err && ! test -s replayed.err &&
 	 jq -S -c . cap.out >live.sorted && jq -S -c . replayed.out >replayed.sorted &&
 	 cmp live.sorted replayed.sorted'
-bookmark_rv=$(jq -r 'select(.type == "BOOKMARK") | .object.metadata.resourceVersion' cap.raw)
+sed '/"BOOKMARK"/q' cap.raw >initial.raw
+bookmark_rv=$(jq -r 'select(.type == "BOOKMARK") | .object.metadata.resourceVersion' initial.raw)
+initial_rv=$(jq -r 'select(.type != "BOOKMARK") | .object.metadata.resourceVersion' initial.raw | sort -n | tail -n 1)
 check_output "the server's bookmark is followed, not printed: a watch would resume from its resourceVersion" \
-	"sed '/\"BOOKMARK\"/q' cap.raw | claim-watch -v -R - 2>bookmark.err | brief &&
+	"claim-watch -v -R - <initial.raw 2>bookmark.err | brief &&
 	 sed 's/resourceVersion $bookmark_rv\$/resourceVersion BOOKMARK/' bookmark.err" <<'EOF'
 ["ADDED","cap-a","1"]
 ["ADDED","cap-b","1"]
 claim-watch: <stdin>: a watch would resume from resourceVersion BOOKMARK
 EOF
-initial_rv=$(sed '/"BOOKMARK"/q' cap.raw | jq -r 'select(.type != "BOOKMARK") | .object.metadata.resourceVersion' | sort -n | tail -n 1)
 check 'that resourceVersion is past those of the objects listed before it' \
 	"test '$initial_rv' -lt '$bookmark_rv'"
 check "claim-watch's own output replays to itself, byte for byte" \

@@ -177,7 +177,7 @@ EOF
 
 check_output 'a second cycle with nothing changed rewrites no slice' \
 	'cycle small "$D/topology.yaml" && k8shazgpu-nodeagent -1 -N small -t "$D/topology.yaml" 2>&1 | sed "s/.*;//"' <<'EOF'
- 1 writes, 1 unchanged (status 0)
+ 0 writes, 2 unchanged (status 0)
 EOF
 check_output 'the node-exporter textfile of a cycle' \
 	'mkdir -p tf && k8shazgpu-nodeagent -1 -N l4 -t "$D/topology.yaml" -T tf 2>/dev/null &&

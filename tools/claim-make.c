@@ -14,6 +14,11 @@
  *         stays behind.
  *   any record with apiVersion and kind is a Kubernetes object, passed
  *         through as it is.
+ * A {"kind":"flush"} record (gpu-probe -i writes one after every probe)
+ * publishes the nodes gathered so far at once, and starts gathering anew,
+ * so one long-running `gpu-probe -i 30 | claim-make -a` keeps its
+ * connection and publishes every cycle; at the end of input what was
+ * gathered since the last flush is published.
  * Without -a the objects are printed, one per line. With -a they are
  * applied by server-side apply as field manager -m, and one `result`
  * record is printed per write: {"kind":"result","op":"apply",
@@ -23,7 +28,10 @@
  * no longer wanted are deleted (op "delete").
  *
  * $K8SHAZGPU_NOW (Unix seconds) fixes the agentaflow.gpu/last-update
- * stamp, for reproducible output.
+ * stamp, for reproducible output. With -a a node that already carries
+ * every label, annotation and resource is not written again (op
+ * "unchanged") until its last-update stamp is $K8SHAZGPU_HEARTBEAT
+ * seconds old (default 300).
  *
  * EXIT STATUS: 0 all done; 1 a record or a write failed (the others went
  * on); 2 usage; 75 the API server was unreachable or overloaded. */
@@ -46,6 +54,9 @@ struct ctx {
 	const char *context, *kubeconfig;
 	json_t *nodes;  /* node name -> array of gpu records */
 	json_t *order;  /* node names in first-seen order */
+	json_t *fixed;  /* the -N nodes, published in every batch */
+	int pending;    /* records gathered since the last flush */
+	int flushed;    /* a flush was seen */
 	time_t now;
 	struct kc_config kc;
 	struct kube *k;
@@ -119,6 +130,28 @@ emit(struct ctx *c, const json_t *obj)
 	free(ref);
 }
 
+static void publish(struct ctx *c, const char *node, const json_t *gpus);
+
+/* publish_batch publishes every node gathered, then starts a new batch
+ * holding just the -N nodes. */
+static void
+publish_batch(struct ctx *c)
+{
+	json_t *name;
+	size_t i;
+
+	json_array_foreach(c->order, i, name)
+		publish(c, json_string_value(name),
+			json_object_get(c->nodes, json_string_value(name)));
+	json_object_clear(c->nodes);
+	json_array_clear(c->order);
+	json_array_foreach(c->fixed, i, name)
+		note_node(c, json_string_value(name));
+	c->pending = 0;
+	if (!getenv("K8SHAZGPU_NOW"))
+		c->now = time(NULL);
+}
+
 static int
 on_record(struct nd_reader *r, json_t *rec, void *arg)
 {
@@ -126,6 +159,12 @@ on_record(struct nd_reader *r, json_t *rec, void *arg)
 	const char *kind = json_string_value(json_object_get(rec, "kind"));
 	const char *node;
 
+	if (kind && strcmp(kind, "flush") == 0) {
+		publish_batch(c);
+		c->flushed = 1;
+		return 0;
+	}
+	c->pending = 1;
 	if (kind && strcmp(kind, "gpu") == 0) {
 		if (!(node = json_string_value(json_object_get(rec, "node")))) {
 			nd_warn(r, "gpu record has no node");
@@ -354,6 +393,48 @@ remove_stale(struct ctx *c, const char *node, const json_t *current,
 	json_decref(ann);
 }
 
+/* has_all says whether every key of want is in have with an equal
+ * value; skip names a key not compared. */
+static int
+has_all(const json_t *have, const json_t *want, const char *skip)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)want, key, v)
+		if ((!skip || strcmp(key, skip)) &&
+			!json_equal(v, json_object_get(have, key)))
+			return 0;
+	return 1;
+}
+
+/* node_current says whether the node already carries everything obj
+ * would write, and its agentaflow.gpu/last-update stamp is younger than
+ * the heartbeat ($K8SHAZGPU_HEARTBEAT seconds, default 300): then the
+ * write is left out, and an idle cluster sees no node updates every cycle. */
+static int
+node_current(const struct ctx *c, const json_t *current, const json_t *obj)
+{
+	const json_t *hm = json_object_get(current, "metadata");
+	const json_t *wm = json_object_get(obj, "metadata");
+	const json_t *hs = json_object_get(current, "status");
+	const json_t *ws = json_object_get(obj, "status");
+	const char *stamp = json_string_value(json_object_get(
+		json_object_get(hm, "annotations"), "agentaflow.gpu/last-update"));
+	const char *hb = getenv("K8SHAZGPU_HEARTBEAT");
+	struct tm tm = {0};
+
+	if (!stamp || !strptime(stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) ||
+		c->now - timegm(&tm) >= (hb ? atol(hb) : 300))
+		return 0;
+	if (!has_all(json_object_get(hm, "labels"), json_object_get(wm, "labels"), NULL) ||
+		!has_all(json_object_get(hm, "annotations"),
+			json_object_get(wm, "annotations"), "agentaflow.gpu/last-update"))
+		return 0;
+	return !ws || (has_all(json_object_get(hs, "capacity"), json_object_get(ws, "capacity"), NULL) &&
+		has_all(json_object_get(hs, "allocatable"), json_object_get(ws, "allocatable"), NULL));
+}
+
 /* publish writes one node's objects. */
 static void
 publish(struct ctx *c, const char *node, const json_t *gpus)
@@ -378,7 +459,10 @@ publish(struct ctx *c, const char *node, const json_t *gpus)
 			fail(c, &e, node);
 		} else {
 			remove_stale(c, node, current, obj);
-			emit(c, obj);
+			if (node_current(c, current, obj))
+				print_result("unchanged", obj);
+			else
+				emit(c, obj);
 			sync_slices(c, node, devices, current);
 			json_decref(current);
 		}
@@ -403,7 +487,10 @@ parse_args(struct ctx *c, int argc, char **argv)
 		case 'x': c->extended = 1; break;
 		case 'm': c->manager = optarg; break;
 		case 'd': c->driver = optarg; break;
-		case 'N': note_node(c, optarg); break;
+		case 'N':
+			note_node(c, optarg);
+			json_array_append_new(c->fixed, json_string(optarg));
+			break;
 		case 'n': c->namespace = optarg; break;
 		case 'C': c->context = optarg; break;
 		case 'K': c->kubeconfig = optarg; break;
@@ -430,21 +517,19 @@ main(int argc, char **argv)
 {
 	struct ctx c = {.manager = "k8shazgpu", .driver = "gpu.canhazgpu.dev"};
 	const char *env = getenv("K8SHAZGPU_NOW");
-	json_t *name;
-	size_t i;
 	int st;
 
 	err_init(argv[0]);
 	c.nodes = json_object();
 	c.order = json_array();
+	c.fixed = json_array();
 	parse_args(&c, argc, argv);
 	c.now = env ? (time_t)strtoll(env, NULL, 10) : time(NULL);
 	if (c.apply)
 		connect(&c);
 	st = nd_loop_files(argc - optind, argv + optind, 0, on_record, &c);
-	json_array_foreach(c.order, i, name)
-		publish(&c, json_string_value(name),
-			json_object_get(c.nodes, json_string_value(name)));
+	if (c.pending || !c.flushed)
+		publish_batch(&c);
 	if (st != HAZ_OK && c.status == HAZ_OK)
 		c.status = st;
 	ap_free(c.ap);
@@ -453,5 +538,6 @@ main(int argc, char **argv)
 		kc_free(&c.kc);
 	json_decref(c.nodes);
 	json_decref(c.order);
+	json_decref(c.fixed);
 	return nd_finish(c.status);
 }

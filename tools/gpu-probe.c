@@ -1,7 +1,7 @@
 /* gpu-probe: discover the node's GPUs and MIG devices, with health.
  *
  * usage: gpu-probe [-q] [-c config] [-H name=value] [-N node]
- *                  [-s nvidia-smi] [-T seconds]
+ *                  [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]
  *                  [-r csvfile [-m listfile] | -t topology [-n node]]
  *
  * Writes one `gpu` record (NDJSON) per whole GPU and per MIG device, from
@@ -23,11 +23,20 @@
  * ("ok", "warn", "unhealthy" with reasons) judged from this probe's
  * readings alone against thresholds from -c FILE (JSON or YAML) and -H.
  *
+ * The records of one probe are written together. With -i SECONDS it
+ * probes again every SECONDS, forever, ending each good probe with a
+ * {"kind":"flush"} record so claim-make(1) publishes it; a probe that
+ * fails writes nothing at all, so the last good state stays published.
+ * -P FILE also writes the readings as node-exporter textfile metrics,
+ * replaced atomically after every good probe.
+ *
  * Exit: 0 ok; 1 a bad line in the nvidia-smi output (skipped, others still
  * written), nvidia-smi missing or failing, a bad topology or config; 2
  * usage; 75 nvidia-smi timed out or was killed. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,7 +52,7 @@
 
 #define USAGE \
 	"usage: gpu-probe [-q] [-c config] [-H name=value] [-N node]\n" \
-	"                 [-s nvidia-smi] [-T seconds]\n" \
+	"                 [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]\n" \
 	"                 [-r csvfile [-m listfile] | -t topology [-n node]]\n"
 
 enum { MAX_OUTPUT = 16 << 20, MAX_SETS = 32 };
@@ -51,9 +60,13 @@ enum { MAX_OUTPUT = 16 << 20, MAX_SETS = 32 };
 struct opts {
 	const char *node, *config, *smi, *replay, *list, *topo, *topo_node;
 	const char *sets[MAX_SETS]; /* -H name=value, applied after -c */
-	int nsets, timeout, quiet;
+	int nsets, timeout, quiet, interval;
+	const char *textfile;
 	struct health_limits limits;
 };
+
+/* The records of the probe under way, written together at its end. */
+static json_t *batch;
 
 /* The order of every record's keys. */
 static const char *const record_keys[] = {"kind", "node", "index", "uuid",
@@ -79,6 +92,9 @@ help(void)
 	     "  -m FILE     with -r: the captured nvidia-smi -L output\n"
 	     "  -t FILE     simulate the nodes of a topology file\n"
 	     "  -n NODE     with -t: just this node\n"
+	     "  -i SECONDS  probe again every SECONDS, each good probe ending\n"
+	     "              with a flush record; a failed one writes nothing\n"
+	     "  -P FILE     also write node-exporter textfile metrics to FILE\n"
 	     "  -h, -V      help, version");
 	printf("query: %s\n", smi_query_arg() + strlen("--query-gpu="));
 }
@@ -159,8 +175,7 @@ static void
 emit(json_t *rec, const struct health_limits *l, const json_t *faults)
 {
 	health_apply(rec, l, faults);
-	nd_write(rec);
-	json_decref(rec);
+	json_array_append_new(batch, rec);
 }
 
 /* ---- nvidia-smi output ---- */
@@ -447,7 +462,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof *o);
 	o->timeout = 10;
-	while ((c = getopt(argc, argv, "c:H:hm:N:n:qr:s:T:t:V")) != -1) {
+	while ((c = getopt(argc, argv, "c:H:hi:m:N:n:P:qr:s:T:t:V")) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 'H':
@@ -456,7 +471,9 @@ parse_opts(struct opts *o, int argc, char **argv)
 			o->sets[o->nsets++] = optarg;
 			break;
 		case 'h': help(); exit(nd_finish(HAZ_OK));
+		case 'i': o->interval = seconds(optarg); break;
 		case 'm': o->list = optarg; break;
+		case 'P': o->textfile = optarg; break;
 		case 'N': o->node = optarg; break;
 		case 'n': o->topo_node = optarg; break;
 		case 'q': o->quiet = 1; break;
@@ -487,10 +504,130 @@ default_node(char *buf, size_t n)
 	return buf;
 }
 
+/* ---- one probe, and the loop ---- */
+
+/* probe fills batch with one probe's records. Returns an exit status. */
+static int
+probe(const struct opts *o)
+{
+	struct smi_inv inv = {0};
+	int st;
+
+	if (o->topo)
+		return simulate(o);
+	inv.quiet = o->quiet;
+	st = o->replay ? replay(o, &inv) : live(o, &inv);
+	if (st == HAZ_OK || st == HAZ_FAIL)
+		emit_inv(o, &inv); /* what parsed, even when a call failed */
+	if (inv.failed && st == HAZ_OK)
+		st = HAZ_FAIL;
+	smi_free(&inv);
+	return st;
+}
+
+/* prom_gauge writes one textfile metric of every record that has key. */
+static void
+prom_gauge(FILE *f, const char *name, const char *help, const char *key)
+{
+	const json_t *r, *v;
+	size_t i;
+
+	fprintf(f, "# HELP k8shazgpu_gpu_%s %s\n# TYPE k8shazgpu_gpu_%s gauge\n",
+		name, help, name);
+	json_array_foreach(batch, i, r) {
+		const char *h = json_string_value(json_object_get(r, "health"));
+		const json_t *m = json_object_get(r, "mig");
+		double val;
+
+		if (strcmp(key, "health") == 0) {
+			val = !h || !strcmp(h, "ok") ? 0 : !strcmp(h, "warn") ? 1 : 2;
+		} else {
+			if (!json_is_number(v = json_object_get(r, key)))
+				continue;
+			val = json_number_value(v);
+		}
+		fprintf(f, "k8shazgpu_gpu_%s{node=\"%s\",uuid=\"%s\",index=\"%lld\",mig=\"%s\"} %.15g\n",
+			name, json_string_value(json_object_get(r, "node")),
+			json_string_value(json_object_get(r, "uuid")) ?
+				json_string_value(json_object_get(r, "uuid")) : "",
+			(long long)json_integer_value(json_object_get(r, "index")),
+			json_is_object(m) && json_string_value(json_object_get(m, "profile")) ?
+				json_string_value(json_object_get(m, "profile")) : "",
+			val);
+	}
+}
+
+/* write_textfile renders batch for node-exporter's textfile collector
+ * into path, through a temporary file renamed over it. */
+static int
+write_textfile(const char *path)
+{
+	char *tmp = easprintf("%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "w");
+	int ok;
+
+	if (!f) {
+		err_warn("%s:", tmp);
+		free(tmp);
+		return HAZ_FAIL;
+	}
+	prom_gauge(f, "memory_total_mib", "Device memory, MiB.", "memory_mib");
+	prom_gauge(f, "memory_used_mib", "Device memory in use, MiB.", "memory_used_mib");
+	prom_gauge(f, "utilization_percent", "GPU utilization, percent.", "util_pct");
+	prom_gauge(f, "temperature_celsius", "GPU temperature.", "temp_c");
+	prom_gauge(f, "power_watts", "Power draw, watts.", "power_w");
+	prom_gauge(f, "ecc_errors", "Uncorrected volatile ECC errors.", "ecc_errors");
+	prom_gauge(f, "health", "0 ok, 1 warn, 2 unhealthy.", "health");
+	ok = fflush(f) == 0 && !ferror(f);
+	ok = (fclose(f) == 0) && ok && rename(tmp, path) == 0;
+	if (!ok) {
+		err_warn("%s:", path);
+		unlink(tmp);
+	}
+	free(tmp);
+	return ok ? HAZ_OK : HAZ_FAIL;
+}
+
+static void
+write_batch(void)
+{
+	json_t *rec;
+	size_t i;
+
+	json_array_foreach(batch, i, rec)
+		nd_write(rec);
+}
+
+/* loop probes every o->interval seconds, forever; only good probes are
+ * written, each followed by a flush record. */
+static void
+loop(const struct opts *o)
+{
+	json_t *flush = json_pack("{s:s}", "kind", "flush");
+	int st;
+
+	/* a wrapper killed outright takes its endless probe with it */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() == 1)
+		exit(HAZ_OK);
+	for (;;) {
+		batch = json_array();
+		st = probe(o);
+		if (st == HAZ_OK) {
+			write_batch();
+			nd_write(flush);
+			if (o->textfile)
+				write_textfile(o->textfile);
+		} else {
+			err_warn("probe failed (status %d): nothing written this cycle", st);
+		}
+		json_decref(batch);
+		sleep((unsigned)o->interval);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
-	struct smi_inv inv = {0};
 	char host[256];
 	struct opts o;
 	int st;
@@ -504,14 +641,13 @@ main(int argc, char **argv)
 		o.node = default_node(host, sizeof host);
 	if ((st = load_limits(&o)) != HAZ_OK)
 		return nd_finish(st);
-	if (o.topo)
-		return nd_finish(simulate(&o));
-	inv.quiet = o.quiet;
-	st = o.replay ? replay(&o, &inv) : live(&o, &inv);
-	if (st == HAZ_OK || st == HAZ_FAIL)
-		emit_inv(&o, &inv); /* what parsed, even when a call failed */
-	if (inv.failed && st == HAZ_OK)
-		st = HAZ_FAIL;
-	smi_free(&inv);
+	if (o.interval > 0)
+		loop(&o);
+	batch = json_array();
+	st = probe(&o);
+	write_batch();
+	if (st == HAZ_OK && o.textfile)
+		st = write_textfile(o.textfile);
+	json_decref(batch);
 	return nd_finish(st);
 }
