@@ -733,25 +733,34 @@ rarest(const struct spx *x, const struct sp_query *q, size_t *which)
 }
 
 /* direct looks at the nodes of set s alone: the first that fits in q's
- * order. */
+ * order. One pass finds the first by the order; only when it does not
+ * fit (another selector label, explicit indexes) are the rest sorted
+ * out one by one. */
 static struct sp_node *
 direct(struct spx *x, int c, const struct sp_query *q,
 	const struct sp_nodeset *s)
 {
 	uint32_t *v = x->scratch;
 	struct sp_node *found = NULL;
-	size_t i, m = 0, best;
+	size_t i, m = 0, best = 0;
 
-	for (i = 0; i < s->n; i++)
-		if (x->cls[c].load[s->v[i]->id].count >= q->k)
-			v[m++] = (uint32_t)s->v[i]->rank;
-	while (m && !found) {
+	for (i = 0; i < s->n; i++) {
+		if (x->cls[c].load[s->v[i]->id].count < q->k)
+			continue;
+		v[m] = (uint32_t)s->v[i]->rank;
+		if (m && rank_cmp(x, c, v[m], v[best], q) < 0)
+			best = m;
+		m++;
+	}
+	while (m) {
+		if (sp_fits(x->st->by_name[v[best]], q, NULL)) {
+			found = x->st->by_name[v[best]];
+			break;
+		}
+		v[best] = v[--m];
 		for (best = 0, i = 1; i < m; i++)
 			if (rank_cmp(x, c, v[i], v[best], q) < 0)
 				best = i;
-		if (sp_fits(x->st->by_name[v[best]], q, NULL))
-			found = x->st->by_name[v[best]];
-		v[best] = v[--m];
 	}
 	return found;
 }
