@@ -93,7 +93,7 @@ main(int argc, char **argv)
 {
 	int c, strategy = SP_LEAST_UTILIZED, verbose = 0, bad = 0;
 	unsigned long long seed = 1;
-	double start = sp_clock(0), first;
+	double start = sp_clock(0), first, cpu;
 	struct sp_state st;
 	size_t n;
 
@@ -115,18 +115,20 @@ main(int argc, char **argv)
 		}
 	}
 	sp_init(&st, &scan_ops, strategy, seed);
-	for (c = optind; c < (optind < argc ? argc : optind + 1); c++)
-		bad |= feed(&st, optind < argc ? argv[c] : "-");
+	if (optind == argc)
+		bad |= feed(&st, "-");
+	for (c = optind; c < argc; c++)
+		bad |= feed(&st, argv[c]);
 	sp_flush(&st);
 	n = st.nplaced + st.nunsched;
 	first = st.seq ? st.first_wall : sp_clock(0);
-	if (verbose)
+	cpu = st.seq ? sp_clock(1) - st.first_cpu : 0.0;
+	if (verbose) /* as sched-pick -v says it */
 		err_warn("stats: decisions=%zu placed=%zu unschedulable=%zu "
 			 "inventory_s=%.6f requests_s=%.6f requests_cpu_s=%.6f "
 			 "deciding_s=%.6f us_per_decision=%.3f",
 			n, st.nplaced, st.nunsched, first - start,
-			sp_clock(0) - first,
-			st.seq ? sp_clock(1) - st.first_cpu : 0.0, st.decide_sec,
+			sp_clock(0) - first, cpu, st.decide_sec,
 			n ? st.decide_sec * 1e6 / (double)n : 0.0);
 	sp_free(&st);
 	return nd_finish(bad ? HAZ_FAIL : HAZ_OK);

@@ -2,7 +2,7 @@
 # bench/sched, as sched-pick input on stdout.
 #
 #   awk -v nodes=10000 -v requests=100000 [-v seed=7] [-v batch=100] \
-#       -f bench/sched-gen.awk
+#       [-v churn=N] -f bench/sched-gen.awk
 #
 # Inventory: `nodes` nodes of 8 GPUs, named node-00000...: three in four
 # H100 80GB, one in four A100 40GB (two sizes, so min_memory_mib splits
@@ -20,7 +20,10 @@
 #
 # Churn: once the stream is deep enough to fill about 80% of the GPUs,
 # each request is followed by the release of the one that far back, so
-# the cluster stays busy but never freezes.
+# the cluster stays busy but never freezes. With churn=N, every N
+# requests the inventory changes too, as probes and node watches would
+# tell: a GPU's utilization and health, a node's readiness and labels,
+# and a new node.
 BEGIN {
 	if (!nodes) nodes = 1000
 	if (!requests) requests = 100000
@@ -33,6 +36,8 @@ BEGIN {
 	inventory()
 	window = int(nodes * 8 * 0.8 / 2.4)
 	for (j = 0; j < requests; j++) {
+		if (churn && j && j % churn == 0)
+			change(j / churn)
 		request(j)
 		if (j >= window)
 			printf "{\"kind\":\"release\",\"id\":\"ns/job-%06d\"}\n", j - window
@@ -42,21 +47,38 @@ BEGIN {
 	print "{\"kind\":\"flush\"}"
 }
 
-function inventory(    i, g, name, a100, mig, cheap, labels) {
-	for (i = 0; i < nodes; i++) {
-		name = sprintf("node-%05d", i)
-		a100 = i % 4 == 3
-		mig = i % 8 == 1
-		cheap = i % 5 == 0
-		labels = sprintf("{\"zone\":\"z%d\",\"gpu\":\"%s\",\"pool\":\"pool-%d\"%s}",
-			i % 4, a100 ? "a100" : "h100", i % 50,
-			cheap ? ",\"gpu-orchestrator/cheap-node\":\"true\"" : "")
-		printf "{\"kind\":\"node\",\"name\":\"%s\",\"labels\":%s,\"ready\":%s,\"cost\":%.1f,\"cheap\":%s,\"unschedulable\":%s}\n",
-			name, labels, i % 97 == 5 ? "false" : "true", 1 + (i * 7 % 10) / 10,
-			cheap ? "true" : "false", i % 101 == 7 ? "true" : "false"
-		for (g = 0; g < 8; g++)
-			gpu(name, i, g, a100, mig)
-	}
+function inventory(    i) {
+	for (i = 0; i < nodes; i++)
+		node(i, i % 4, i % 97 != 5, 1)
+}
+
+# node prints node i, in zone z, ready or not, with its GPUs when all.
+function node(i, z, ready, all,    g, name, a100, mig, cheap, labels) {
+	name = sprintf("node-%05d", i)
+	a100 = i % 4 == 3
+	mig = i % 8 == 1
+	cheap = i % 5 == 0
+	labels = sprintf("{\"zone\":\"z%d\",\"gpu\":\"%s\",\"pool\":\"pool-%d\"%s}",
+		z, a100 ? "a100" : "h100", i % 50,
+		cheap ? ",\"gpu-orchestrator/cheap-node\":\"true\"" : "")
+	printf "{\"kind\":\"node\",\"name\":\"%s\",\"labels\":%s,\"ready\":%s,\"cost\":%.1f,\"cheap\":%s,\"unschedulable\":%s}\n",
+		name, labels, ready ? "true" : "false", 1 + (i * 7 % 10) / 10,
+		cheap ? "true" : "false", i % 101 == 7 ? "true" : "false"
+	for (g = 0; all && g < 8; g++)
+		gpu(name, i, g, a100, mig)
+}
+
+# change alters the inventory: a GPU re-probed (new utilization, maybe
+# unhealthy or healthy again), a node not ready or ready again, a node
+# moved to another zone, and a node added.
+function change(k,    i) {
+	i = int(rand() * nodes)
+	gpu(sprintf("node-%05d", i), i, int(rand() * 8), i % 4 == 3, i % 8 == 1)
+	i = int(rand() * nodes)
+	node(i, i % 4, rand() < 0.5, 0)
+	i = int(rand() * nodes)
+	node(i, int(rand() * 4), i % 97 != 5, 0)
+	node(nodes++, int(rand() * 4), 1, 1)
 }
 
 function gpu(name, i, g, a100, mig,    uuid, mem, product, health, d, n) {

@@ -368,9 +368,10 @@ members(struct scan *s, int t, int object)
 			s->d->t[t].n = n;
 			return 0;
 		}
-		return fail(s, s->p, s->p < s->end ? (object ? "',' or '}' expected"
-						     : "',' or ']' expected")
-				       : "unexpected end of input");
+		if (s->p >= s->end)
+			return fail(s, s->p, "unexpected end of input");
+		return fail(s, s->p,
+			object ? "',' or '}' expected" : "',' or ']' expected");
 	}
 }
 
@@ -508,23 +509,36 @@ js_str(const struct js_doc *d, int i)
 	return i >= 0 && d->t[i].type == JS_STRING ? d->t[i].s : NULL;
 }
 
+/* real_repr writes v as jansson would: ".0" after a whole number. */
+static void
+real_repr(double v, char *buf, size_t n)
+{
+	size_t len;
+
+	snprintf(buf, n, "%.15g", v);
+	len = strlen(buf);
+	if (!strpbrk(buf, ".eEni") && len + 2 < n)
+		memcpy(buf + len, ".0", 3);
+}
+
 char *
 js_repr(const struct js_doc *d, int i, char *buf, size_t n)
 {
 	static const char *const words[] = {"null", "false", "true"};
+	enum js_type t = i < 0 ? JS_NULL : d->t[i].type;
 
 	if (i < 0)
 		snprintf(buf, n, "nothing");
-	else if (d->t[i].type <= JS_TRUE)
-		snprintf(buf, n, "%s", words[d->t[i].type]);
-	else if (d->t[i].type == JS_INT)
+	else if (t <= JS_TRUE)
+		snprintf(buf, n, "%s", words[t]);
+	else if (t == JS_INT)
 		snprintf(buf, n, "%lld", d->t[i].i);
-	else if (d->t[i].type == JS_REAL)
-		snprintf(buf, n, "%.15g", d->t[i].d);
-	else if (d->t[i].type == JS_STRING)
+	else if (t == JS_REAL)
+		real_repr(d->t[i].d, buf, n);
+	else if (t == JS_STRING)
 		snprintf(buf, n, "\"%s\"", d->t[i].s);
 	else
 		snprintf(buf, n, "%s",
-			d->t[i].type == JS_ARRAY ? "an array" : "an object");
+			t == JS_ARRAY ? "an array" : "an object");
 	return buf;
 }

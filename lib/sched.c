@@ -110,7 +110,8 @@ sp_mark(struct sp_state *st, struct sp_node *n)
 		return;
 	if (st->ndirty == st->capdirty) {
 		st->capdirty = st->capdirty ? st->capdirty * 2 : 64;
-		st->dirty = erealloc(st->dirty, st->capdirty * sizeof *st->dirty);
+		st->dirty = erealloc(st->dirty,
+			st->capdirty * sizeof *st->dirty);
 	}
 	n->dirty = 1;
 	st->dirty[st->ndirty++] = n;
@@ -157,7 +158,8 @@ index_labels(struct sp_state *st, struct sp_node *n)
 	size_t i;
 
 	for (i = 0; i < n->nlabels; i++) {
-		k = set_key(n->labels[i].key, n->labels[i].val, buf, sizeof buf);
+		k = set_key(n->labels[i].key, n->labels[i].val, buf,
+			sizeof buf);
 		if (!(s = hm_get(st->label_sets, k))) {
 			s = ecalloc(1, sizeof *s);
 			hm_put(st->label_sets, k, s);
@@ -303,7 +305,8 @@ node_get(struct sp_state *st, const char *name)
 	n->id = st->nnodes;
 	if (st->nnodes == st->capnodes) {
 		st->capnodes = st->capnodes ? st->capnodes * 2 : 64;
-		st->nodes = erealloc(st->nodes, st->capnodes * sizeof *st->nodes);
+		st->nodes = erealloc(st->nodes,
+			st->capnodes * sizeof *st->nodes);
 	}
 	st->nodes[st->nnodes++] = n;
 	hm_put(st->node_by_name, name, n);
@@ -463,7 +466,7 @@ feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 	t = sp_field(st, SPF_LABELS);
 	if (t >= 0 && sp_labels_read(d, t, &labels, &nlabels) < 0)
 		return bad(r, "node %s: labels must be an object of strings",
-			       name);
+			name);
 	t = sp_field(st, SPF_COST);
 	if (flag(d, sp_field(st, SPF_READY), 1, &ready) < 0 ||
 		flag(d, sp_field(st, SPF_UNSCHED), 0, &unsched) < 0 ||
@@ -471,8 +474,7 @@ feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		(t >= 0 && d->t[t].type != JS_INT && d->t[t].type != JS_REAL)) {
 		sp_labels_free(labels, nlabels);
 		return bad(r, "node %s: ready, unschedulable and cheap must "
-				  "be true or false, cost a number",
-			       name);
+			"be true or false, cost a number", name);
 	}
 	n = node_get(st, name);
 	for (i = 0; i < nlabels; i++)
@@ -543,11 +545,10 @@ feed_gpu(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 	if (whole(d, sp_field(st, SPF_INDEX), -1, &index) < 0 || index < 0 ||
 		index > 1 << 20)
 		return bad(r, "gpu %s: index must be a whole number >= 0",
-			       uuid);
+			uuid);
 	if (whole(d, sp_field(st, SPF_MEMORY), 0, &mem) < 0)
 		return bad(r, "gpu %s: memory_mib must be a whole number "
-				  ">= 0 or null",
-			       uuid);
+			">= 0 or null", uuid);
 	if (gpu_profile(st, d, &prof, &migdev, &why) < 0)
 		return bad(r, "gpu %s: %s", uuid, why);
 	dv = dev_get(st, uuid);
@@ -630,17 +631,15 @@ alloc_devs(struct sp_state *st, struct nd_reader *r, const struct js_doc *d,
 	for (i = 0, t = arr + 1; i < d->t[arr].n; i++, t = d->t[t].next) {
 		if (d->t[t].type != JS_STRING || !*d->t[t].s)
 			return bad(r, "allocation %s: devices must be UUIDs",
-				       id);
+				id);
 		v[i] = dev_get(st, d->t[t].s);
 		for (j = 0; j < i; j++)
 			if (v[j] == v[i])
 				return bad(r, "allocation %s: device %s "
-						  "listed twice",
-					       id, v[i]->uuid);
+					"listed twice", id, v[i]->uuid);
 		if (v[i]->excl || (excl && v[i]->nshared))
 			return bad(r, "allocation %s: device %s is already "
-					  "in use",
-				       id, v[i]->uuid);
+				"in use", id, v[i]->uuid);
 	}
 	return 0;
 }
@@ -659,13 +658,11 @@ feed_alloc(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		return bad(r, "allocation record has no id");
 	if (arr < 0 || d->t[arr].type != JS_ARRAY || d->t[arr].n == 0)
 		return bad(r, "allocation %s: devices must be a non-empty "
-				  "array of UUIDs",
-			       id);
+			"array of UUIDs", id);
 	if (flag(d, sp_field(st, SPF_EXCLUSIVE), 1, &excl) < 0 ||
 		whole(d, sp_field(st, SPF_MEMORY), 0, &mem) < 0)
 		return bad(r, "allocation %s: exclusive must be true or "
-				  "false, memory_mib a whole number >= 0",
-			       id);
+			"false, memory_mib a whole number >= 0", id);
 	sp_release(st, id);
 	v = emalloc((size_t)d->t[arr].n * sizeof *v);
 	rc = alloc_devs(st, r, d, arr, id, excl, v);
@@ -726,7 +723,8 @@ feed_request(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		pend(st, q);
 	if (st->nbatch == st->capbatch) {
 		st->capbatch = st->capbatch ? st->capbatch * 2 : 256;
-		st->batch = erealloc(st->batch, st->capbatch * sizeof *st->batch);
+		st->batch = erealloc(st->batch,
+			st->capbatch * sizeof *st->batch);
 	}
 	st->batch[st->nbatch++] = q;
 	return 0;

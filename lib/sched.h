@@ -11,14 +11,15 @@
  *
  * - A node is usable when it is ready and not unschedulable.
  * - For a query (profile p, memory m, free or shared devices), a node's
- *   candidate devices are its healthy devices of profile p with at least
- *   m MiB, which nobody holds (free), or which are shared and not held
- *   exclusively (shared). struct sp_load sums them: count, util_pct, and
- *   free MiB (the whole device when free; what shared holders leave when
- *   shared). A shared request looks among shared devices first, then
- *   among free ones.
- * - A node fits when it is usable, matches the selector, and sp_pick
- *   finds the devices (count, explicit indexes, shared free memory).
+ *   candidate devices are its healthy devices of profile p that nobody
+ *   holds with at least m MiB (free), or that are shared, not held
+ *   exclusively, with at least m MiB left (shared). struct sp_load sums
+ *   them: count, util_pct, and MiB (the whole device when free; what is
+ *   left when shared). A shared request looks among shared devices
+ *   first, then among free ones.
+ * - A node fits when it is usable, matches the selector, and has the
+ *   candidates asked for: enough of them, at the explicit indexes if
+ *   any (sp_fits).
  * - The search returns the fitting node that sorts first by sp_cmp. */
 #ifndef HAZ_SCHED_H
 #define HAZ_SCHED_H
@@ -181,7 +182,7 @@ struct sp_state {
 	struct hm *label_sets;     /* "key\037value" -> struct sp_nodeset */
 	char **profs;              /* profile names by id; [0] is "" */
 	int nprofs;
-	int relayout;              /* ranks, labels and indexes need a rebuild */
+	int relayout;              /* ranks, label sets, indexes are stale */
 	struct sp_node **dirty;    /* nodes whose index entries are stale */
 	size_t ndirty, capdirty;
 
@@ -219,6 +220,10 @@ void sp_free(struct sp_state *st);
  * SP_FLUSHED after a flush record placed the batch, or -1 for a bad
  * record (warned on r). */
 int sp_feed(struct sp_state *st, struct nd_reader *r, const struct js_doc *d);
+
+/* sp_field returns the token of member f of the record being fed, or -1
+ * when it is absent or null. */
+int sp_field(const struct sp_state *st, enum sp_field f);
 
 /* sp_clock returns the monotonic clock, or with cpu set the process's
  * CPU time, in seconds. */
@@ -267,10 +272,6 @@ const char *sp_strategy_name(int s);
  * when unknown. */
 int sp_strategy_parse(const char *s);
 
-/* sp_field returns the token of member f of the record being fed, or -1
- * when it is absent or null. */
-int sp_field(const struct sp_state *st, enum sp_field f);
-
 /* sp_req_read turns the request record d being fed into a new request.
  * Returns NULL (warned on r) when it has no id; field errors go to
  * ->err. */
@@ -289,9 +290,6 @@ int sp_usable(const struct sp_node *n);
 /* sp_selects says whether n carries every label of sel. */
 int sp_selects(const struct sp_node *n, const struct sp_label *sel,
 	size_t nsel);
-
-/* sp_dev_fits says whether d is a candidate for q and has room for it. */
-int sp_dev_fits(const struct sp_dev *d, const struct sp_query *q);
 
 /* sp_node_load sums n's candidate devices for q (see above). */
 void sp_node_load(const struct sp_node *n, const struct sp_query *q,

@@ -54,7 +54,7 @@ struct cls {
 	int prof, shared;
 	long mem;             /* the threshold */
 	int maxc;             /* most devices a node may have in this class */
-	size_t tree0;         /* trees[tree0 + c - 1] is bucket c */
+	size_t tree0;         /* trees[tree0 + n - 1] holds count n */
 	struct sp_load *load; /* [node id]: as filed; NULL until used */
 };
 
@@ -231,14 +231,16 @@ node_loads(struct spx *x, const struct sp_node *n)
 		return;
 	for (i = 0; i < n->ndevs; i++) {
 		d = n->devs[i];
-		if (d->prof < 0 || d->prof >= x->nprofs || !d->healthy || d->excl)
+		if (d->prof < 0 || d->prof >= x->nprofs || !d->healthy ||
+			d->excl)
 			continue;
 		if (d->nshared) {
 			shared_loads(x, d);
 			continue;
 		}
 		end = x->tfirst[d->prof] + x->pn[d->prof];
-		for (j = x->tfirst[d->prof]; j < end && x->thr[j] <= d->mem; j++) {
+		for (j = x->tfirst[d->prof];
+			j < end && x->thr[j] <= d->mem; j++) {
 			l = &x->loads[j];
 			l->count++;
 			l->util += d->util;
@@ -273,8 +275,12 @@ refile(struct spx *x, struct view *v, int k, const struct sp_node *n, int c,
 
 	if (!e->g && !l->count)
 		return;
+	if (l->count > x->cls[c].maxc)
+		err_die(HAZ_FAIL, "internal error: %s outgrew its index",
+			n->name);
 	key_of(k, n, l, key);
-	if (e->g && e->bucket == l->count && !memcmp(e->g->key, key, sizeof key))
+	if (e->g && e->bucket == l->count &&
+		!memcmp(e->g->key, key, sizeof key))
 		return;
 	if (e->g)
 		leave(x, bucket(o, x, c, e->bucket), e->g, n->rank);
@@ -416,9 +422,6 @@ update(void *ctx, struct sp_node *n)
 		old = &x->cls[c].load[n->id];
 		if (same_load(old, &x->loads[c]))
 			continue;
-		if (x->loads[c].count > x->cls[c].maxc)
-			err_die(HAZ_FAIL, "internal error: %s outgrew its index",
-				n->name);
 		*old = x->loads[c];
 		refile_views(x, n, c, old);
 	}
@@ -440,7 +443,8 @@ view_for(struct spx *x, const char *key, const char *val,
 		free(name);
 		return &x->views[got - 1];
 	}
-	x->views = erealloc(x->views, (size_t)(x->nviews + 1) * sizeof *x->views);
+	x->views = erealloc(x->views,
+		(size_t)(x->nviews + 1) * sizeof *x->views);
 	v = &x->views[x->nviews];
 	memset(v, 0, sizeof *v);
 	v->pos = emalloc((x->st->nnodes + 1) * sizeof *v->pos);
@@ -587,8 +591,8 @@ capacities(struct spx *x)
 			if (d->prof < 0)
 				continue;
 			end = x->tfirst[d->prof] + x->pn[d->prof];
-			for (j = x->tfirst[d->prof]; j < end && x->thr[j] <= d->mem;
-				j++)
+			for (j = x->tfirst[d->prof];
+				j < end && x->thr[j] <= d->mem; j++)
 				cnt[j]++;
 		}
 		for (c = 0; c < x->ncls; c++)
@@ -694,8 +698,8 @@ walk(struct spx *x, const struct order *o, int c, const struct sp_query *q)
 	}
 	for (;;) {
 		for (best = -1, i = 0; i < nh; i++)
-			if (h[i].g && (best < 0 ||
-					      rank_cmp(x, c, h[i].r, h[best].r, q) < 0))
+			if (h[i].g && (best < 0 || rank_cmp(x, c, h[i].r,
+							   h[best].r, q) < 0))
 				best = i;
 		if (best < 0)
 			break;
@@ -799,7 +803,8 @@ grow_orders(struct spx *x, int c)
 			o = &x->views[v].ord[k];
 			if (!o->trees)
 				continue;
-			o->trees = erealloc(o->trees, (x->ntrees + 1) * sizeof *o->trees);
+			o->trees = erealloc(o->trees,
+				(x->ntrees + 1) * sizeof *o->trees);
 			for (t = x->cls[c].tree0; t < x->ntrees; t++)
 				tp_init(&o->trees[t], grp_cmp, NULL);
 			o->ents = erealloc(o->ents,

@@ -49,18 +49,6 @@ candidate(const struct sp_dev *d, const struct sp_query *q)
 	return !d->nshared && d->mem >= q->mem;
 }
 
-static inline int
-dev_fits(const struct sp_dev *d, const struct sp_query *q)
-{
-	return candidate(d, q);
-}
-
-int
-sp_dev_fits(const struct sp_dev *d, const struct sp_query *q)
-{
-	return dev_fits(d, q);
-}
-
 void
 sp_node_load(const struct sp_node *n, const struct sp_query *q,
 	struct sp_load *out)
@@ -151,7 +139,8 @@ struct cand {
 };
 
 /* dev_cmp orders the candidates of one node for q (see sched-pick(1),
- * DEVICES). */
+ * STRATEGIES): shared ones by memory left, else by the strategy, then by
+ * index. */
 static int
 dev_cmp(const struct cand *a, const struct cand *b, const struct sp_query *q)
 {
@@ -165,7 +154,8 @@ dev_cmp(const struct cand *a, const struct cand *b, const struct sp_query *q)
 		c = cmp_int(a->d->mem, b->d->mem);
 	else if (q->strat == SP_BINPACK_GPU && !(c = cmp_int(a->pc, b->pc)))
 		c = cmp_int(b->d->util, a->d->util);
-	else if (q->strat == SP_SPREAD_GPU && !(c = cmp_int(a->round, b->round)) &&
+	else if (q->strat == SP_SPREAD_GPU &&
+		!(c = cmp_int(a->round, b->round)) &&
 		!(c = cmp_int(b->pc, a->pc)))
 		c = cmp_int(a->d->util, b->d->util);
 	if (c)
@@ -184,7 +174,7 @@ gather(const struct sp_node *n, const struct sp_query *q, struct cand *v)
 
 	sp_prof_range(n, q->prof, &lo, &hi);
 	for (i = lo; i < hi; i++) {
-		if (!dev_fits(n->devs[i], q))
+		if (!candidate(n->devs[i], q))
 			continue;
 		v[m].d = n->devs[i];
 		v[m].free = n->devs[i]->mem - n->devs[i]->shared_mem;
@@ -193,7 +183,8 @@ gather(const struct sp_node *n, const struct sp_query *q, struct cand *v)
 		m++;
 	}
 	for (i = 0; i < m; i += run) {
-		for (run = 1; i + run < m && v[i + run].d->index == v[i].d->index;
+		for (run = 1;
+			i + run < m && v[i + run].d->index == v[i].d->index;
 			run++)
 			;
 		for (size_t j = i; j < i + run; j++)
@@ -243,19 +234,24 @@ take_best(struct cand *v, size_t m, const struct sp_query *q)
 static int
 dev_before(const struct sp_dev *a, const struct sp_dev *b)
 {
-	return a->index != b->index ? a->index < b->index : a->migdev < b->migdev;
+	if (a->index != b->index)
+		return a->index < b->index;
+	return a->migdev < b->migdev;
 }
 
 /* pick chooses q->k devices of n for q into out (when not NULL), in
- * device-list order. Returns 0, or -1 when n has not enough. */
+ * index order. Returns 0, or -1 when n has not enough. */
 static int
 pick(const struct sp_node *n, const struct sp_query *q, struct sp_dev **out)
 {
-	struct cand local[64], *v = n->ndevs <= 64 ? local
-						   : emalloc(n->ndevs * sizeof *v);
-	size_t m = gather(n, q, v);
+	struct cand local[64], *v = local;
+	size_t m;
 	int i, j, rc = -1;
 	struct sp_dev *t;
+
+	if (n->ndevs > 64)
+		v = emalloc(n->ndevs * sizeof *v);
+	m = gather(n, q, v);
 
 	if (m < (size_t)q->k)
 		goto done;
@@ -545,7 +541,8 @@ reason(struct sp_state *st, const struct sp_req *r)
 	int i;
 
 	if (r->nsel && !any_selected(st, r)) {
-		snprintf(msg, sizeof msg, "no ready node matches node selector %s",
+		snprintf(msg, sizeof msg,
+			"no ready node matches node selector %s",
 			selector_text(r, sel, sizeof sel));
 		unschedulable(st, r, msg);
 		return;
@@ -558,14 +555,15 @@ reason(struct sp_state *st, const struct sp_req *r)
 	snprintf(msg, sizeof msg, "no node%s%s has %d %s%s%s", r->nsel
 			? " matching node selector " : "",
 		r->nsel ? selector_text(r, sel, sizeof sel) : "", r->k,
-		r->excl ? "free " : "", what_text(st, r, what, sizeof what), ids);
+		r->excl ? "free " : "", what_text(st, r, what, sizeof what),
+		ids);
 	len = strlen(msg);
 	if (r->excl && r->mem)
 		snprintf(msg + len, sizeof msg - len, " with %ld MiB%s", r->mem,
 			r->k == 1 ? "" : " each");
 	else if (!r->excl)
-		snprintf(msg + len, sizeof msg - len, " with %ld MiB free to share",
-			r->mem);
+		snprintf(msg + len, sizeof msg - len,
+			" with %ld MiB free to share", r->mem);
 	unschedulable(st, r, msg);
 }
 

@@ -248,7 +248,8 @@ profile_of(struct sp_state *st, const struct js_doc *d, int t)
 static void
 read_profiles(struct sp_state *st, struct sp_req *q, const struct js_doc *d)
 {
-	int t = sp_field(st, SPF_MIG_PROFILE), f = sp_field(st, SPF_MIG_FALLBACK);
+	int t = sp_field(st, SPF_MIG_PROFILE);
+	int f = sp_field(st, SPF_MIG_FALLBACK);
 	int i, e;
 	char v[80];
 
@@ -291,7 +292,8 @@ read_ids_unique(struct sp_req *q)
 	for (i = 0; i < q->nids; i++) {
 		for (j = 0; j < i; j++) {
 			if (q->ids[i] == q->ids[j]) {
-				reject(q, "gpu_ids names GPU %d twice", q->ids[i]);
+				reject(q, "gpu_ids names GPU %d twice",
+					q->ids[i]);
 				return;
 			}
 		}
@@ -308,7 +310,8 @@ read_rest(const struct sp_state *st, struct sp_req *q,
 	t = sp_field(st, SPF_MIN_MEMORY);
 	if (t >= 0 && (d->t[t].type != JS_INT || d->t[t].i < 0 ||
 			      d->t[t].i > 1L << 40))
-		reject(q, "min_memory_mib must be a whole number of MiB, got %s",
+		reject(q, "min_memory_mib must be a whole number of MiB, "
+			  "got %s",
 			js_repr(d, t, v, sizeof v));
 	else if (t >= 0)
 		q->mem = (long)d->t[t].i;

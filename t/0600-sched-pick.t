@@ -497,6 +497,44 @@ exit 0
 exit 1
 EOF
 
+printf '%s\n' '{"kind":"request","id":"x"' '{"kind":"request","id":"x",}' \
+	'{"kind":"request","id":01}' '{"kind":"request","id":"\ud800"}' \
+	'{"kind":"request","id":"\x"}' "$(printf '{"kind":"request","id":"\377"}')" \
+	'{"kind":"request","id":"tab	in"}' '{"kind":"request","id":"x"} {}' \
+	'{"kind":"request","id":1e400}' \
+	'{"kind":"request","id":"\ud83d\ude00","gpus":-0}' \
+	'{"kind":"request","id":"ok","gpus":1.0e0}' '[' '"just a string"' 'nul' \
+	'  {"kind" : "request" , "id" : "spaced"}  ' >json.in
+check_output 'JSON: strict, with the column of each error' 'pick json.in' <<'EOF'
+["😀","gpus must be a whole number from 1 to 64, got 0"]
+["ok","gpus must be a whole number from 1 to 64, got 1.0"]
+["spaced","no node has 1 free healthy GPU"]
+exit 1
+sched-pick: json.in:1: invalid JSON at column 27: unexpected end of input
+sched-pick: json.in:2: invalid JSON at column 28: object key expected
+sched-pick: json.in:3: invalid JSON at column 25: ',' or '}' expected
+sched-pick: json.in:4: invalid JSON at column 25: invalid Unicode surrogate
+sched-pick: json.in:5: invalid JSON at column 25: invalid escape
+sched-pick: json.in:6: invalid JSON at column 25: invalid UTF-8
+sched-pick: json.in:7: invalid JSON at column 28: control character in string
+sched-pick: json.in:8: invalid JSON at column 29: end of input expected
+sched-pick: json.in:9: request record has no id
+sched-pick: json.in:12: invalid JSON at column 2: unexpected end of input
+sched-pick: json.in:13: record is not a JSON object
+sched-pick: json.in:14: invalid JSON at column 1: invalid literal
+EOF
+
+i=0
+while [ $i -lt 30 ]; do
+	echo "{\"kind\":\"request\",\"id\":\"d/$i\",\"gpus\":$((i % 3 + 1)),\"strategy\":\"$(echo spread binpack least_utilized best_fit random | cut -d" " -f$((i % 5 + 1)))\"}"
+	i=$((i + 1))
+done >thirty
+check 'never double-booked within a batch, whatever the strategies' '
+	sched-pick inv thirty >placed &&
+	test "$(jq -r "select(.kind == \"placement\") | .devices[]" placed | wc -l)" -eq 9 &&
+	test "$(jq -r "select(.kind == \"placement\") | .devices[]" placed | sort -u | wc -l)" -eq 9 &&
+	test "$(wc -l <placed)" -eq 30'
+
 # ---- options ----
 
 check 'usage: -h on stdout, -V' '
@@ -532,6 +570,25 @@ IN' <<'EOF'
 {"kind":"unschedulable","id":"ns/b","reason":"no node has 2 free healthy GPUs"}
 EOF
 
+cat >mig-example <<'EOF'
+{"kind":"request","id":"ns/a","gpus":2,"mig_profile":"3g.40gb","mig_fallback":["2g.20gb"]}
+{"kind":"request","id":"ns/b","gpus":3,"mig_profile":"2g.20gb"}
+EOF
+check_output 'man EXAMPLES: MIG fallback on the simulated cluster, spread over GPUs' \
+	'{ gpu-probe -t "$TOP/manifests/sim/seed-mig.yaml"; cat mig-example; } | sched-pick -S spread_gpu | jq -c "[.id, .node, .indexes, .mig_profile, .fallback_from]"' <<'EOF'
+["ns/a","medium",[0,1],"2g.20gb","3g.40gb"]
+["ns/b","medium",[0,2,3],"2g.20gb",null]
+EOF
+
+cat >odd-names <<'EOF'
+{"kind":"gpu","node":"n\u0001\"\\\n\t/\u00e9","index":0,"uuid":"u","memory_mib":1}
+{"kind":"request","id":"a\u001fb"}
+EOF
+check_output 'names needing escapes come out as valid JSON, the same names' \
+	'sched-pick odd-names | jq -c "[.id, .node]"' <<'EOF'
+["a\u001fb","n\u0001\"\\\n\t/é"]
+EOF
+
 # ---- the indexes against a plain scan ----
 
 # bench/linear-pick.c: the same engine, searching by scanning every node;
@@ -542,14 +599,19 @@ lp() {
 		$(pkg-config --cflags --libs jansson) -lm 2>cc.err
 }
 lp || lp -fsanitize=address,undefined || cat cc.err
-awk -v nodes=40 -v requests=300 -v batch=25 -f "$TOP/bench/sched-gen.awk" >gen.in
+# 200 nodes and 800 requests, a third of them released, the inventory
+# changing every 40 (GPUs re-probed, nodes unready and back, moved to
+# another zone, added): a zone has 50 nodes (walked in a view of its
+# own), a pool 4 (looked at one by one).
+awk -v nodes=200 -v requests=800 -v batch=25 -v churn=40 \
+	-f "$TOP/bench/sched-gen.awk" >gen.in
 check 'indexes and a plain scan make the same placements, under every strategy' '
 	test -x linear-pick &&
 	for s in "" least_utilized least_loaded best_fit binpack spread binpack_gpu spread_gpu priority round_robin random cost_optimized; do
 		sched-pick ${s:+-S $s} -r 5 gen.in >idx.out &&
 		./linear-pick ${s:+-S $s} -r 5 gen.in >scan.out &&
-		cmp idx.out scan.out && test "$(wc -l <idx.out)" -eq 300 || exit 1
+		cmp idx.out scan.out && test "$(wc -l <idx.out)" -eq 800 || exit 1
 	done &&
-	test "$(grep -c "\"kind\":\"placement\"" idx.out)" -gt 200'
+	test "$(grep -c "\"kind\":\"placement\"" idx.out)" -gt 600'
 
 done_testing

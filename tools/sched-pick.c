@@ -25,11 +25,13 @@
  *   {"kind":"unschedulable","id","reason"}
  *
  * A placement holds its devices for later requests until released:
- * exclusively, or shared while their memory lasts. A profile of
- * mig_fallback is tried on every node only after the ones before it
- * failed everywhere; a fitting prefer_node wins over the strategy; a
- * node_selector must match. Unhealthy devices, nodes not ready or
- * unschedulable, and devices in use are never chosen.
+ * exclusively, or shared (exclusive false) while their memory lasts,
+ * shared requests packing onto shared devices before taking free ones.
+ * A profile of mig_fallback is tried on every node only after the ones
+ * before it failed everywhere; a fitting prefer_node wins over the
+ * strategy; a node_selector must match. Unhealthy devices, nodes not
+ * ready or unschedulable, and devices in use are never chosen. The same
+ * input, options and seed give the same output.
  *
  * Strategies (-S, or a request's own): least_utilized (default),
  * least_loaded, best_fit, binpack, spread, binpack_gpu, spread_gpu,
@@ -38,8 +40,11 @@
  * are in sched-pick(1). Nodes are found through indexes kept up to date
  * on every placement (lib/sched_index.h), not by a scan.
  *
+ * -v prints statistics on stderr at the end (bench/sched reads them).
+ *
  * Exit: 0 ok, unschedulable requests included; 1 a bad record (warned
- * with its source and number, skipped) or a write error; 2 usage. */
+ * with its source and number, skipped), a file or state file that cannot
+ * be read, or a write error; 2 usage. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +126,7 @@ load_state(struct sp_state *st, const char *path)
 static void
 save_state(const struct sp_state *st, const char *path)
 {
-	char *tmp = easprintf("%s.tmp", path);
+	char *tmp = easprintf("%s.%ld.tmp", path, (long)getpid());
 	FILE *f = fopen(tmp, "w");
 	struct jb b = {0};
 
@@ -221,7 +226,9 @@ parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case 's': o->state = optarg; break;
 		case 'v': o->verbose = 1; break;
-		case 'V': puts("sched-pick " HAZ_VERSION); exit(nd_finish(HAZ_OK));
+		case 'V':
+			puts("sched-pick " HAZ_VERSION);
+			exit(nd_finish(HAZ_OK));
 		default: usage();
 		}
 	}
@@ -240,8 +247,10 @@ main(int argc, char **argv)
 	sp_init(&st, &spx_ops, o.strategy, o.seed);
 	if (o.state)
 		load_state(&st, o.state);
-	for (i = optind; i < (optind < argc ? argc : optind + 1); i++)
-		if (feed_file(&st, &o, optind < argc ? argv[i] : "-") != HAZ_OK)
+	if (optind == argc && feed_file(&st, &o, "-") != HAZ_OK)
+		status = HAZ_FAIL;
+	for (i = optind; i < argc; i++)
+		if (feed_file(&st, &o, argv[i]) != HAZ_OK)
 			status = HAZ_FAIL;
 	if (st.nbatch) {
 		sp_flush(&st);
