@@ -120,8 +120,8 @@ check 'ADDED, MODIFIED, DELETED come out as they went in; exit 0, no warning' \
 	'claim-watch -R normal.watch >out 2>err && cmp out normal.watch && ! test -s err'
 check 'the same from standard input (-), with \r\n line ends' \
 	"sed 's/\$/\\r/' normal.watch | claim-watch -R - >out 2>err && cmp out normal.watch && ! test -s err"
-check_output '-c 2 stops after two events, exit 0' \
-	"claim-watch -c 2 -R normal.watch | $brief" <<'EOF'
+check_output '-c 2 stops after two events, exit 0; --replay is -R' \
+	"claim-watch -c 2 --replay normal.watch | $brief" <<'EOF'
 ["ADDED","a","10"]
 ["ADDED","b","11"]
 EOF

@@ -85,7 +85,7 @@ static const char help_text[] =
 	"  -L limit        list in pages of limit objects (default 500)\n"
 	"  -r seconds      keep reconnecting for seconds (default 300)\n"
 	"  -v              say on stderr when (re)connecting\n"
-	"  -R file         replay a captured watch stream (- for stdin)\n"
+	"  -R, --replay f  replay the watch stream captured in f (- for stdin)\n"
 	"  --context name  kubeconfig context (default: current-context)\n"
 	"  --kubeconfig f  kubeconfig file (default: $KUBECONFIG, ~/.kube/config)\n"
 	"  -h, -V          this help; the version\n";
