@@ -15,11 +15,13 @@
 #define BACKOFF_MIN 0.5
 #define BACKOFF_MAX 16.0
 
-/* seen is what the consumer last got for one object. */
+/* seen is what the consumer last got for one object. The object is kept
+ * serialized: a compact string takes a fraction of the memory of its
+ * parsed form, and is parsed again only for a DELETED after a relist. */
 struct seen {
 	char *key;  /* namespace/name, for ordering DELETED */
 	char *rv;
-	json_t *obj;
+	char *obj;  /* compact JSON */
 };
 
 struct watch {
@@ -44,7 +46,7 @@ seen_free(void *p)
 		return;
 	free(s->key);
 	free(s->rv);
-	json_decref(s->obj);
+	free(s->obj);
 	free(s);
 }
 
@@ -133,8 +135,9 @@ emit(struct watch *w, const char *type, json_t *obj)
 		}
 		free(s->rv);
 		s->rv = estrdup(rv ? rv : "");
-		json_decref(s->obj);
-		s->obj = json_incref(obj);
+		free(s->obj);
+		if (!(s->obj = json_dumps(obj, JSON_COMPACT)))
+			err_die(HAZ_FAIL, "json_dumps: out of memory");
 		w->stopped = w->stopped || w->fn(type, obj, w->arg);
 	}
 	free(uid);
@@ -164,8 +167,10 @@ emit_gone(struct watch *w, struct hm *present)
 			gone[n++] = val;
 	qsort(gone, n, sizeof *gone, by_key);
 	for (i = 0; i < n && !w->stopped; i++) {
-		json_t *obj = json_incref(gone[i]->obj);
+		json_t *obj = json_loads(gone[i]->obj, 0, NULL);
 
+		if (!obj)
+			err_die(HAZ_FAIL, "json_loads: out of memory");
 		emit(w, "DELETED", obj);
 		json_decref(obj);
 	}
