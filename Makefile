@@ -32,12 +32,12 @@ endif
 # Every tools/NAME.c is a tool; each names the pkg-config packages it
 # links, and nothing more.
 TOOLS = $(sort $(basename $(notdir $(wildcard tools/*.c))))
-claim-watch_PKGS = jansson libcurl yaml-0.1
+claim-watch_PKGS = jansson libcurl yaml-0.1 zlib
 claim-make_PKGS = jansson libcurl yaml-0.1
 yaml2json_PKGS = jansson yaml-0.1
 stat-serve_PKGS = libmicrohttpd
 gpu-probe_PKGS = jansson yaml-0.1
-webhook-patch_PKGS = jansson libcurl yaml-0.1 libmicrohttpd
+webhook-patch_PKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
 sched-pick_PKGS = jansson
 
 # t/unit/NAME.c are test drivers for lib/ functions; never installed.
@@ -45,7 +45,7 @@ UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
 
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:lib/%.c=$(B)/lib/%.o)
-ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd
+ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALLPKGS) 2>/dev/null)
 
 all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%)

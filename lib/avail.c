@@ -8,9 +8,10 @@
  *   pods     uid -> {"node":name, "demand":{res:n}, "state":s}; only pods
  *            that ask for MIG devices; state is "bound", "waiting" or
  *            "idle" (terminated, unschedulable or gated: counts nowhere)
- *   pending  token -> {"demand":{res:n}, "expires":monotonic seconds}, in
- *            the order admitted (jansson keeps insertion order), which is
- *            the order they expire in
+ *   pending  token -> {"demand":{res:n}, "expires":monotonic seconds,
+ *            "match":key}, in the order admitted (jansson keeps insertion
+ *            order), which is the order they expire in
+ *   matches  key -> [token...], oldest first
  *   pending_sum  {res:n} over pending
  *   classes  name -> {annotation: value} of limits.k8s.gpu/ keys */
 #include <pthread.h>
@@ -29,7 +30,8 @@ struct avail {
 	pthread_mutex_t mu;
 	double ttl;
 	int synced;
-	json_t *nodes, *bound, *waiting, *pods, *pending, *pending_sum, *classes;
+	json_t *nodes, *bound, *waiting, *pods, *pending, *pending_sum, *matches;
+	json_t *classes;
 };
 
 static double
@@ -54,6 +56,7 @@ avail_new(double pending_seconds)
 	a->pods = json_object();
 	a->pending = json_object();
 	a->pending_sum = json_object();
+	a->matches = json_object();
 	a->classes = json_object();
 	return a;
 }
@@ -69,6 +72,7 @@ avail_free(struct avail *a)
 	json_decref(a->pods);
 	json_decref(a->pending);
 	json_decref(a->pending_sum);
+	json_decref(a->matches);
 	json_decref(a->classes);
 	pthread_mutex_destroy(&a->mu);
 	free(a);
@@ -142,12 +146,62 @@ meta(const json_t *obj, const char *key)
 static void
 drop_pending(struct avail *a, const char *token)
 {
-	json_t *p = json_object_get(a->pending, token);
+	json_t *p = json_object_get(a->pending, token), *list, *t;
+	const char *match;
+	size_t i;
 
-	if (p) {
-		map_add(a->pending_sum, json_object_get(p, "demand"), -1);
-		json_object_del(a->pending, token);
+	if (!p)
+		return;
+	match = json_string_value(json_object_get(p, "match"));
+	list = json_object_get(a->matches, match ? match : "");
+	json_array_foreach(list, i, t) {
+		if (strcmp(json_string_value(t), token) == 0) {
+			json_array_remove(list, i);
+			break;
+		}
 	}
+	if (list && !json_array_size(list))
+		json_object_del(a->matches, match);
+	map_add(a->pending_sum, json_object_get(p, "demand"), -1);
+	json_object_del(a->pending, token);
+}
+
+/* match_pending drops the admitted entry a pod of key match, asking
+ * demand, stands for: the oldest asking the same, else the oldest.
+ * Returns 1 when there was one. */
+static int
+match_pending(struct avail *a, const char *match, const json_t *demand)
+{
+	json_t *list = json_object_get(a->matches, match), *t, *p;
+	const char *pick = NULL;
+	size_t i;
+
+	json_array_foreach(list, i, t) {
+		p = json_object_get(a->pending, json_string_value(t));
+		if (json_equal(json_object_get(p, "demand"), (json_t *)demand)) {
+			pick = json_string_value(t);
+			break;
+		}
+	}
+	if (!pick && json_array_size(list))
+		pick = json_string_value(json_array_get(list, 0));
+	if (!pick)
+		return 0;
+	drop_pending(a, pick);
+	return 1;
+}
+
+char *
+avail_match_key(const json_t *pod, const char *ns)
+{
+	const char *name = meta(pod, "name"), *gen = meta(pod, "generateName");
+	const char *pns = meta(pod, "namespace");
+
+	if (pns && *pns)
+		ns = pns;
+	if (name && *name)
+		return easprintf("%s/%s", ns ? ns : "", name);
+	return easprintf("%s/%s*", ns ? ns : "", gen ? gen : "");
 }
 
 /* ---- nodes ---------------------------------------------------------- */
@@ -252,12 +306,26 @@ pod_key(const json_t *pod)
 	return easprintf("%s/%s", ns ? ns : "", name ? name : "");
 }
 
+/* seen_first drops the admitted entry a pod seen for the first time
+ * stands for: by its name, else by its generateName. */
+static void
+seen_first(struct avail *a, const json_t *pod, const json_t *demand)
+{
+	const char *gen = meta(pod, "generateName"), *ns = meta(pod, "namespace");
+	char *key = avail_match_key(pod, NULL);
+	int found = match_pending(a, key, demand);
+
+	free(key);
+	if (!found && gen && *gen) {
+		key = easprintf("%s/%s*", ns ? ns : "", gen);
+		match_pending(a, key, demand);
+		free(key);
+	}
+}
+
 static void
 pod_event(struct avail *a, const char *type, const json_t *pod)
 {
-	const char *token = json_string_value(json_object_get(json_object_get(
-		json_object_get(pod, "metadata"), "annotations"),
-		AVAIL_TOKEN_ANNOTATION));
 	json_t *spec = json_object_get(pod, "spec"), *old, *demand;
 	const char *node = json_string_value(json_object_get(spec, "nodeName"));
 	const char *phase = json_string_value(json_object_get(json_object_get(
@@ -265,13 +333,13 @@ pod_event(struct avail *a, const char *type, const json_t *pod)
 	const char *state = "waiting";
 	char *key = pod_key(pod);
 
-	if (token)
-		drop_pending(a, token);
+	demand = podres_demand(spec, AVAIL_MIG_PREFIX);
 	if ((old = json_object_get(a->pods, key))) {
 		contribute(a, old, -1);
 		json_object_del(a->pods, key);
+	} else if (json_object_size(demand)) {
+		seen_first(a, pod, demand);
 	}
-	demand = podres_demand(spec, AVAIL_MIG_PREFIX);
 	if (strcmp(type, "DELETED") != 0 && json_object_size(demand)) {
 		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
 			state = "idle";
@@ -457,8 +525,7 @@ expire(struct avail *a)
 	json_object_foreach_safe(a->pending, tmp, token, p) {
 		if (json_real_value(json_object_get(p, "expires")) > t)
 			break;
-		map_add(a->pending_sum, json_object_get(p, "demand"), -1);
-		json_object_del(a->pending, token);
+		drop_pending(a, token);
 	}
 }
 
@@ -587,11 +654,20 @@ avail_fits_locked(struct avail *a, const json_t *demand, long times)
 }
 
 void
-avail_admit_locked(struct avail *a, const char *token, const json_t *demand)
+avail_admit_locked(struct avail *a, const char *token, const char *match,
+	const json_t *demand)
 {
+	json_t *list;
+
 	drop_pending(a, token);
-	json_object_set_new(a->pending, token, json_pack("{s:o,s:f}", "demand",
-		json_deep_copy(demand), "expires", now() + a->ttl));
+	json_object_set_new(a->pending, token, json_pack("{s:o,s:f,s:s}",
+		"demand", json_deep_copy(demand), "expires", now() + a->ttl,
+		"match", match));
+	if (!(list = json_object_get(a->matches, match))) {
+		list = json_array();
+		json_object_set_new(a->matches, match, list);
+	}
+	json_array_append_new(list, json_string(token));
 	map_add(a->pending_sum, demand, 1);
 }
 

@@ -10,11 +10,14 @@
  *     already called Unschedulable, or that wait on a scheduling gate, do
  *     not count: they are not about to take anything);
  *   - pods this process admitted (avail_admit) that the watch has not
- *     shown yet. Each is known by a token the admission put in its
- *     annotation gpu-webhook.k8s.io/admitted; the entry goes as soon as
- *     a pod carrying the token appears (from then on the pod itself
- *     counts, waiting or bound) or is deleted, or after the pending
- *     lifetime when it never appears (its creation failed later on).
+ *     shown yet. The pod is not marked (so a pod that fits needs no
+ *     patch): an admitted entry is known by "namespace/name", or
+ *     "namespace/generateName*" for a pod whose name the API server has
+ *     yet to make, and goes when the watch first shows a pod of that key
+ *     (the oldest entry asking what the pod asks, else the oldest of the
+ *     key; from then on the pod itself counts, waiting or bound), or
+ *     after the pending lifetime when none appears (its creation failed
+ *     later on). Pods of one generateName are interchangeable here.
  * So a burst of pods created faster than the scheduler binds them does
  * not see the same free devices twice.
  *
@@ -42,7 +45,6 @@
 #include <jansson.h>
 
 #define AVAIL_MIG_PREFIX "nvidia.com/mig-"
-#define AVAIL_TOKEN_ANNOTATION "gpu-webhook.k8s.io/admitted"
 
 /* Bits of avail_synced: which collections have been listed once. */
 enum {
@@ -93,10 +95,16 @@ int avail_fits_locked(struct avail *a, const json_t *demand, long times);
  * demand. */
 long avail_free_locked(struct avail *a, const char *res, long *total);
 
-/* avail_admit_locked counts demand as admitted under token until a pod
- * carrying the token shows up (or pending_seconds pass). */
+/* avail_admit_locked counts demand as admitted under token (unique, the
+ * review's uid) until a pod of key match ("ns/name" or "ns/gen*", see
+ * avail_match_key) shows up, or pending_seconds pass. */
 void avail_admit_locked(struct avail *a, const char *token,
-	const json_t *demand);
+	const char *match, const json_t *demand);
+
+/* avail_match_key returns the malloc'd key of a pod object: "ns/name",
+ * or "ns/generateName*" when it has no name yet (ns from the object,
+ * else the namespace given). */
+char *avail_match_key(const json_t *pod, const char *ns);
 
 /* avail_stats returns a new object for metrics and tests:
  * {"nodes":n,"pods":n,"pending":{res:n},"waiting":{res:n},

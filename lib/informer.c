@@ -78,18 +78,30 @@ on_event(const char *type, json_t *obj, void *arg)
 	return stopping(f->in);
 }
 
-/* run lists once (retrying), then watches in turns until stopped. */
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* run lists once (retrying), then watches in turns until stopped. A turn
+ * lasts TURN seconds, or three times what the first list took when that
+ * is longer, so that a list again after 410 Gone fits in one turn. */
 static void *
 run(void *arg)
 {
 	struct feed *f = arg;
 	struct informer *in = f->in;
 	struct kube_error e;
-	double backoff = 0.5;
+	double backoff = 0.5, turn = TURN, t0;
 	int listed = 0;
 
 	while (!stopping(in)) {
-		kube_set_deadline(f->k, listed ? TURN : 0);
+		kube_set_deadline(f->k, listed ? turn : 0);
+		t0 = mono();
 		if (listed ? watch_run(f->w, &e) : watch_list(f->w, &e)) {
 			if (stopping(in) || e.kind == KUBE_EDEADLINE)
 				continue;
@@ -101,6 +113,8 @@ run(void *arg)
 		backoff = 0.5;
 		if (!listed) {
 			listed = 1;
+			if (3 * (mono() - t0) > turn)
+				turn = 3 * (mono() - t0);
 			avail_set_synced(in->a, feeds[f->i].bit);
 		}
 	}

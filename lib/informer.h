@@ -9,7 +9,8 @@
  * libcurl cannot be interrupted from outside a transfer, so each watch
  * runs in turns of a few seconds (a deadline), resuming from the last
  * resourceVersion seen: nothing is lost between turns, and informer_stop
- * returns within one turn. */
+ * returns within one turn (2 s, or three times what the first list
+ * took when that is longer). */
 #ifndef HAZ_INFORMER_H
 #define HAZ_INFORMER_H
 

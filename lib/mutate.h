@@ -39,9 +39,9 @@
  *    "false", "off") turns fallback off; gpu-webhook.k8s.io/min-profile
  *    "2g.20gb" allows no profile smaller than that. When nothing fits the
  *    request stays as asked and a warning says why.
- * 4. A pod asking for MIG devices gets the annotation gpu-webhook.k8s.io/
- *    admitted (the review's uid) and, unless the review is a dry run,
- *    counts as waiting demand until the watch shows it (avail(3)). */
+ * 4. A pod asking for MIG devices, unless the review is a dry run,
+ *    counts as waiting demand until the watch shows it (avail(3)); it is
+ *    not marked, so a pod that fits is allowed without a patch. */
 #ifndef HAZ_MUTATE_H
 #define HAZ_MUTATE_H
 

@@ -209,7 +209,7 @@ mutate_mig(const struct mutate_opts *o, struct avail *a, struct target *t,
 {
 	json_t *demand = podres_demand(t->spec, PREFIX);
 	struct judge j;
-	char *value = NULL;
+	char *value = NULL, *match;
 
 	if (!json_object_size(demand)) {
 		json_decref(demand);
@@ -222,12 +222,12 @@ mutate_mig(const struct mutate_opts *o, struct avail *a, struct target *t,
 		adm_warn(v, "GPU inventory not synced yet: MIG requests left as asked");
 	else if ((value = judge_all(&j, demand, note)))
 		mut_set_annotation(t->pod, MUTATE_FALLBACK_ANNOTATION, value);
-	if (t->is_pod) {
+	if (t->is_pod && !t->r->dry_run) {
 		json_decref(demand);
 		demand = podres_demand(t->spec, PREFIX);
-		mut_set_annotation(t->pod, AVAIL_TOKEN_ANNOTATION, t->r->uid);
-		if (!t->r->dry_run)
-			avail_admit_locked(a, t->r->uid, demand);
+		match = avail_match_key(t->pod, t->r->namespace);
+		avail_admit_locked(a, t->r->uid, match, demand);
+		free(match);
 	}
 	avail_unlock(a);
 	free(value);

@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "err.h"
 #include "hmap.h"
 #include "kube.h"
@@ -16,12 +18,13 @@
 #define BACKOFF_MAX 16.0
 
 /* seen is what the consumer last got for one object. The object is kept
- * serialized: a compact string takes a fraction of the memory of its
- * parsed form, and is parsed again only for a DELETED after a relist. */
+ * as compact JSON squeezed with zlib, a small fraction of the memory of
+ * its parsed form; it is unpacked only for a DELETED after a relist. */
 struct seen {
 	char *key;  /* namespace/name, for ordering DELETED */
 	char *rv;
-	char *obj;  /* compact JSON */
+	unsigned char *z; /* deflated compact JSON */
+	size_t zlen, len; /* its size, and the size of the JSON */
 };
 
 struct watch {
@@ -32,6 +35,7 @@ struct watch {
 	struct hm *known;  /* uid -> struct seen */
 	char *rv;          /* resume point; NULL before the first list */
 	char *source;      /* "GET URL" of the stream read, or a file name */
+	const char *json;  /* the event's object as compact JSON, while fn runs */
 	int stopped;       /* the emit function said stop */
 	int got_line;      /* the current stream delivered something */
 	long bad;
@@ -46,7 +50,7 @@ seen_free(void *p)
 		return;
 	free(s->key);
 	free(s->rv);
-	free(s->obj);
+	free(s->z);
 	free(s);
 }
 
@@ -113,12 +117,63 @@ uid_of(const json_t *obj)
 
 /* emit records obj as the consumer's latest view and hands the event on,
  * unless it repeats what the consumer already has. */
+/* pack stores js, the compact JSON of an object, deflated into s. */
+static void
+pack(struct seen *s, const char *js)
+{
+	uLongf n;
+
+	s->len = strlen(js);
+	n = compressBound(s->len);
+	free(s->z);
+	s->z = emalloc(n);
+	if (compress2(s->z, &n, (const Bytef *)js, s->len, 1) != Z_OK)
+		err_die(HAZ_FAIL, "zlib: cannot compress an object");
+	s->z = erealloc(s->z, n);
+	s->zlen = n;
+}
+
+/* unpack returns the object s holds, parsed. */
+static json_t *
+unpack(const struct seen *s)
+{
+	char *js = emalloc(s->len + 1);
+	uLongf n = s->len;
+	json_t *obj;
+
+	if (uncompress((Bytef *)js, &n, s->z, s->zlen) != Z_OK || n != s->len)
+		err_die(HAZ_FAIL, "zlib: cannot expand an object");
+	js[n] = '\0';
+	if (!(obj = json_loadb(js, n, 0, NULL)))
+		err_die(HAZ_FAIL, "json_loads: out of memory");
+	free(js);
+	return obj;
+}
+
+const char *
+watch_json(const struct watch *w)
+{
+	return w->json;
+}
+
+/* deliver hands one event to the consumer, with its object's compact
+ * JSON js available through watch_json meanwhile. */
+static void
+deliver(struct watch *w, const char *type, json_t *obj, const char *js)
+{
+	w->json = js;
+	w->stopped = w->stopped || w->fn(type, obj, w->arg);
+	w->json = NULL;
+}
+
 static void
 emit(struct watch *w, const char *type, json_t *obj)
 {
 	char *uid = uid_of(obj);
 	const char *rv = meta(obj, "resourceVersion"), *ns, *name;
 	struct seen *s = hm_get(w->known, uid);
+
+	char *js;
 
 	if (strcmp(type, "DELETED") == 0) {
 		if (s) {
@@ -135,10 +190,11 @@ emit(struct watch *w, const char *type, json_t *obj)
 		}
 		free(s->rv);
 		s->rv = estrdup(rv ? rv : "");
-		free(s->obj);
-		if (!(s->obj = json_dumps(obj, JSON_COMPACT)))
+		if (!(js = json_dumps(obj, JSON_COMPACT)))
 			err_die(HAZ_FAIL, "json_dumps: out of memory");
-		w->stopped = w->stopped || w->fn(type, obj, w->arg);
+		pack(s, js);
+		deliver(w, type, obj, js);
+		free(js);
 	}
 	free(uid);
 }
@@ -167,10 +223,8 @@ emit_gone(struct watch *w, struct hm *present)
 			gone[n++] = val;
 	qsort(gone, n, sizeof *gone, by_key);
 	for (i = 0; i < n && !w->stopped; i++) {
-		json_t *obj = json_loads(gone[i]->obj, 0, NULL);
+		json_t *obj = unpack(gone[i]);
 
-		if (!obj)
-			err_die(HAZ_FAIL, "json_loads: out of memory");
 		emit(w, "DELETED", obj);
 		json_decref(obj);
 	}

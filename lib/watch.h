@@ -33,6 +33,13 @@ typedef int watch_emit_fn(const char *type, json_t *obj, void *arg);
 
 struct watch;
 
+/* watch_json returns, while an emit function runs for an ADDED or
+ * MODIFIED event, its object serialized as compact JSON (so the consumer
+ * need not serialize it again); else NULL. */
+const char *watch_json(const struct watch *w);
+
+struct watch;
+
 /* watch_new returns a watcher of o->path through k (borrowed; NULL for a
  * watcher that only replays), handing events to fn with arg. */
 struct watch *watch_new(struct kube *k, const struct watch_opts *o,

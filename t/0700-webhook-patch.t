@@ -74,12 +74,12 @@ check_output 'the exact response of a fallback: requests and limits, annotations
 	{ i=1; while [ $i -le 12 ]; do migpod f$i nvidia.com/mig-2g.20gb 1; i=$((i + 1)); done
 	  review last "" Pod CREATE "{\"metadata\":{\"name\":\"p\",\"annotations\":{\"team\":\"a\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"nvidia.com/mig-2g.20gb\":\"1\",\"cpu\":\"1\"},\"limits\":{\"nvidia.com/mig-2g.20gb\":\"1\"}}}],\"initContainers\":[{\"name\":\"i\",\"resources\":{\"limits\":{\"nvidia.com/mig-2g.20gb\":\"1\"}}}]}}"
 	} | webhook-patch -i inv.ndjson | tail -n 1 | show' <<'X'
-{"uid":"last","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/metadata/annotations/gpu-webhook.k8s.io~1fallback","value":"2g.20gb->1g.10gb"},{"op":"add","path":"/metadata/annotations/gpu-webhook.k8s.io~1admitted","value":"last"},{"op":"remove","path":"/spec/containers/0/resources/requests/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/containers/0/resources/requests/nvidia.com~1mig-1g.10gb","value":"1"},{"op":"remove","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"},{"op":"remove","path":"/spec/initContainers/0/resources/limits/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/initContainers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"}],"warnings":["nvidia.com/mig-2g.20gb: 1 asked, 0 free; falling back to nvidia.com/mig-1g.10gb"]}
+{"uid":"last","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/metadata/annotations/gpu-webhook.k8s.io~1fallback","value":"2g.20gb->1g.10gb"},{"op":"remove","path":"/spec/containers/0/resources/requests/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/containers/0/resources/requests/nvidia.com~1mig-1g.10gb","value":"1"},{"op":"remove","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"},{"op":"remove","path":"/spec/initContainers/0/resources/limits/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/initContainers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"}],"warnings":["nvidia.com/mig-2g.20gb: 1 asked, 0 free; falling back to nvidia.com/mig-1g.10gb"]}
 X
 
-check_output 'a pod that fits is only marked admitted; the raw response line' '
+check_output 'a pod that fits is allowed without a patch; the raw response line' '
 	migpod one nvidia.com/mig-2g.20gb 1 | webhook-patch -i inv.ndjson' <<'X'
-{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"one","allowed":true,"patchType":"JSONPatch","patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL21ldGFkYXRhL2Fubm90YXRpb25zIiwidmFsdWUiOnsiZ3B1LXdlYmhvb2suazhzLmlvL2FkbWl0dGVkIjoib25lIn19XQ=="}}
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"one","allowed":true}}
 X
 
 # medium has 1 of 2g.20gb free and small 1 of 1g.10gb (medium's four
@@ -93,9 +93,9 @@ X
 check_output 'the count asked is kept: 2 fall back only where 2 fit, else a warning' '
 	{ migpod two nvidia.com/mig-2g.20gb 2; migpod one nvidia.com/mig-2g.20gb 1; migpod next nvidia.com/mig-2g.20gb 1; } |
 	webhook-patch -i tight.ndjson | show' <<'X'
-{"uid":"two","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/metadata/annotations","value":{"gpu-webhook.k8s.io/admitted":"two"}}],"warnings":["nvidia.com/mig-2g.20gb: 2 asked, 1 free, no fallback fits (1g.10gb: 1 free); left as asked"]}
-{"uid":"one","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/metadata/annotations","value":{"gpu-webhook.k8s.io/fallback":"2g.20gb->1g.10gb","gpu-webhook.k8s.io/admitted":"one"}},{"op":"remove","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"}],"warnings":["nvidia.com/mig-2g.20gb: 1 asked, 0 free; falling back to nvidia.com/mig-1g.10gb"]}
-{"uid":"next","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/metadata/annotations","value":{"gpu-webhook.k8s.io/admitted":"next"}}],"warnings":["nvidia.com/mig-2g.20gb: 1 asked, 0 free, no fallback fits (1g.10gb: 0 free); left as asked"]}
+{"uid":"two","allowed":true,"warnings":["nvidia.com/mig-2g.20gb: 2 asked, 1 free, no fallback fits (1g.10gb: 1 free); left as asked"]}
+{"uid":"one","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/metadata/annotations","value":{"gpu-webhook.k8s.io/fallback":"2g.20gb->1g.10gb"}},{"op":"remove","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"}],"warnings":["nvidia.com/mig-2g.20gb: 1 asked, 0 free; falling back to nvidia.com/mig-1g.10gb"]}
+{"uid":"next","allowed":true,"warnings":["nvidia.com/mig-2g.20gb: 1 asked, 0 free, no fallback fits (1g.10gb: 0 free); left as asked"]}
 X
 
 check_output 'multi-tier: 3g.40gb skips a full 2g.20gb for 1g.10gb; a dry run counts nothing' '
@@ -426,7 +426,7 @@ X
 check_output 'HTTPS: a fallback, exactly as on stdin, after 12 that fit' '
 	i=1; while [ $i -le 12 ]; do migpod h$i nvidia.com/mig-2g.20gb 1 >r.json; post r.json >/dev/null; i=$((i + 1)); done
 	migpod h13 nvidia.com/mig-2g.20gb 1 >r.json && post r.json' <<'X'
-{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"h13","allowed":true,"patchType":"JSONPatch","patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL21ldGFkYXRhL2Fubm90YXRpb25zIiwidmFsdWUiOnsiZ3B1LXdlYmhvb2suazhzLmlvL2ZhbGxiYWNrIjoiMmcuMjBnYi0+MWcuMTBnYiIsImdwdS13ZWJob29rLms4cy5pby9hZG1pdHRlZCI6ImgxMyJ9fSx7Im9wIjoicmVtb3ZlIiwicGF0aCI6Ii9zcGVjL2NvbnRhaW5lcnMvMC9yZXNvdXJjZXMvbGltaXRzL252aWRpYS5jb21+MW1pZy0yZy4yMGdiIn0seyJvcCI6ImFkZCIsInBhdGgiOiIvc3BlYy9jb250YWluZXJzLzAvcmVzb3VyY2VzL2xpbWl0cy9udmlkaWEuY29tfjFtaWctMWcuMTBnYiIsInZhbHVlIjoiMSJ9XQ==","warnings":["nvidia.com/mig-2g.20gb: 1 asked, 0 free; falling back to nvidia.com/mig-1g.10gb"]}}
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"h13","allowed":true,"patchType":"JSONPatch","patch":"W3sib3AiOiJhZGQiLCJwYXRoIjoiL21ldGFkYXRhL2Fubm90YXRpb25zIiwidmFsdWUiOnsiZ3B1LXdlYmhvb2suazhzLmlvL2ZhbGxiYWNrIjoiMmcuMjBnYi0+MWcuMTBnYiJ9fSx7Im9wIjoicmVtb3ZlIiwicGF0aCI6Ii9zcGVjL2NvbnRhaW5lcnMvMC9yZXNvdXJjZXMvbGltaXRzL252aWRpYS5jb21+MW1pZy0yZy4yMGdiIn0seyJvcCI6ImFkZCIsInBhdGgiOiIvc3BlYy9jb250YWluZXJzLzAvcmVzb3VyY2VzL2xpbWl0cy9udmlkaWEuY29tfjFtaWctMWcuMTBnYiIsInZhbHVlIjoiMSJ9XQ==","warnings":["nvidia.com/mig-2g.20gb: 1 asked, 0 free; falling back to nvidia.com/mig-1g.10gb"]}}
 200
 X
 
@@ -462,8 +462,8 @@ check 'HTTPS: 16 reviews at once each get their own answer' '
 check_output 'HTTPS: /metrics counts reviews by outcome, fallbacks, denials, latency' '
 	https https://127.0.0.1:$PORT/metrics >metrics.txt &&
 	grep -E "^k8shazgpu_webhook_(reviews_total|fallbacks_total|denials_total|review_seconds_count|inventory_synced|pending)" metrics.txt' <<'X'
-k8shazgpu_webhook_reviews_total{outcome="allowed"} 1
-k8shazgpu_webhook_reviews_total{outcome="patched"} 29
+k8shazgpu_webhook_reviews_total{outcome="allowed"} 29
+k8shazgpu_webhook_reviews_total{outcome="patched"} 1
 k8shazgpu_webhook_reviews_total{outcome="denied"} 1
 k8shazgpu_webhook_reviews_total{outcome="invalid"} 3
 k8shazgpu_webhook_fallbacks_total{from="2g.20gb",to="1g.10gb"} 1

@@ -89,11 +89,11 @@ X
 chmod +x bin/pod
 PATH=$SCRATCH/bin:$PATH
 
-# called NAMESPACE: a server dry run of a MIG pod there came back marked by
-# the webhook.
+# called NAMESPACE: a server dry run there of a pod asking more MIG
+# devices than exist comes back with the webhook's warning.
 called() {
-	pod probe "$1" nvidia.com/mig-1g.10gb 1 | k create --dry-run=server -o json -f - 2>/dev/null |
-		jq -e '.metadata.annotations["gpu-webhook.k8s.io/admitted"]' >/dev/null
+	pod probe "$1" nvidia.com/mig-2g.20gb 1000 | k create --dry-run=server -o name -f - 2>&1 >/dev/null |
+		grep -q "^Warning: nvidia.com/mig-2g.20gb: 1000 asked"
 }
 
 # free2g: 2g.20gb devices free by the cluster's own account: allocatable of

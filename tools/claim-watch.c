@@ -194,6 +194,7 @@ parse(int argc, char **argv, struct opts *o)
 
 struct sink {
 	long emitted, count;
+	struct watch *w;
 };
 
 /* print writes one watch event; returns nonzero once count are out. */
@@ -201,10 +202,16 @@ static int
 print(const char *type, json_t *obj, void *arg)
 {
 	struct sink *s = arg;
-	json_t *ev = json_pack("{s:s, s:O}", "type", type, "object", obj);
+	const char *js = s->w ? watch_json(s->w) : NULL;
+	json_t *ev;
 
-	nd_write(ev);
-	json_decref(ev);
+	if (js) {
+		nd_write_event(type, js);
+	} else {
+		ev = json_pack("{s:s, s:O}", "type", type, "object", obj);
+		nd_write(ev);
+		json_decref(ev);
+	}
 	return s->count && ++s->emitted >= s->count;
 }
 
@@ -229,7 +236,7 @@ collection(struct kube *k, struct kc_config *cfg, const struct opts *o,
 static int
 run(struct kube *k, struct kc_config *cfg, const struct opts *o)
 {
-	struct sink sink = {0, o->count};
+	struct sink sink = {0, o->count, NULL};
 	struct kube_error e = {0};
 	struct watch_opts wo = {NULL, o->labels, o->fields, o->limit,
 		o->give_up, o->verbose};
@@ -241,6 +248,7 @@ run(struct kube *k, struct kc_config *cfg, const struct opts *o)
 		goto out;
 	wo.path = path;
 	w = watch_new(k, &wo, print, &sink);
+	sink.w = w;
 	if (watch_list(w, &e) == 0 && !o->list_only &&
 		!(sink.count && sink.emitted >= sink.count))
 		watch_run(w, &e);
@@ -259,7 +267,7 @@ out:
 static int
 replay(const struct opts *o)
 {
-	struct sink sink = {0, o->count};
+	struct sink sink = {0, o->count, NULL};
 	struct watch_opts wo = {.verbose = o->verbose};
 	struct kube_error e;
 	struct watch *w;
@@ -273,6 +281,7 @@ replay(const struct opts *o)
 		return HAZ_FAIL;
 	}
 	w = watch_new(NULL, &wo, print, &sink);
+	sink.w = w;
 	if (watch_replay(w, fd, name, &e) < 0) {
 		err_warn("%s", e.msg);
 		status = HAZ_FAIL;
