@@ -409,7 +409,7 @@ httpd_start(const struct httpd_opts *o, char *err, size_t errlen)
 	if (!h->o.max_body)
 		h->o.max_body = 8 << 20;
 	if (!h->o.idle_timeout)
-		h->o.idle_timeout = 30;
+		h->o.idle_timeout = 120;
 	if (h->o.drain <= 0)
 		h->o.drain = 30;
 	stat(o->cert_file, &h->cert_st);

@@ -48,7 +48,9 @@ struct httpd_opts {
 	const char *key_file;  /* PEM private key */
 	unsigned threads;      /* pool size; 0: 4 */
 	size_t max_body;       /* 0: 8 MiB */
-	unsigned idle_timeout; /* seconds a quiet connection is kept; 0: 30 */
+	unsigned idle_timeout; /* seconds a quiet connection is kept; 0: 120,
+	                          longer than clients keep theirs (Go: 90),
+	                          so it is the client that closes */
 	double drain;          /* seconds an old daemon may keep connections
 	                          after a reload; 0: 30 */
 	int verbose;           /* libmicrohttpd's own messages on stderr */
