@@ -21,7 +21,7 @@ eventually() {
 }
 
 cleanup() {
-	[ ! -f "$SCRATCH/ctl.pid" ] || kill "$(cat "$SCRATCH/ctl.pid")" 2>/dev/null
+	[ ! -f "$SCRATCH/ctl.pid" ] || kill -- "-$(cat "$SCRATCH/ctl.pid")" 2>/dev/null
 	k delete namespace "$NS" --wait=false >/dev/null 2>&1
 	k delete nodes -l pool=fleet --wait=false >/dev/null 2>&1
 	k delete configmap -n canhazgpu-system k8shazgpu-config >/dev/null 2>&1
@@ -58,8 +58,10 @@ EOF
 # The controller, every second, tolerating the KWOK taint.
 port=$((20000 + $$ % 10000))
 export K8SHAZGPU_JOB_TOLERATIONS='[{"key":"kwok.x-k8s.io/node","operator":"Exists","effect":"NoSchedule"}]'
+# In a process group of its own, so a crash can take all of it, as a
+# container's would.
 start_controller() {
-	k8shazgpu-controller -i 1 -d "$SCRATCH/state" -l 127.0.0.1:$port >/dev/null 2>>"$SCRATCH/controller.log" &
+	setsid k8shazgpu-controller -i 1 -d "$SCRATCH/state" -l 127.0.0.1:$port >/dev/null 2>>"$SCRATCH/controller.log" &
 	echo $! >"$SCRATCH/ctl.pid"
 }
 start_controller
@@ -170,7 +172,7 @@ EOF
 check_output 'killed mid-flight and restarted: no duplicate Job, no workload lost' '
 	i=0; while [ $i -lt 9 ]; do workload k$i; i=$((i + 1)); done | claim-make -a >/dev/null
 	n=0; until k get jobs -n "$NS" -o name | grep -q "/k"; do n=$((n + 1)); [ $n -lt 200 ] || break; sleep 0.05; done
-	kill -KILL "$(cat "$SCRATCH/ctl.pid")"; sleep 1; start_controller
+	kill -KILL -- "-$(cat "$SCRATCH/ctl.pid")"; sleep 1; start_controller
 	eventually 60 all_running 200 &&
 	k get jobs -n "$NS" -o json | jq -r "[.items[].metadata.ownerReferences[0].name] | \"\(length) jobs, \(unique | length) workloads\"" &&
 	k get gpuworkloads -n "$NS" -o json | jq -r "[.items[] | select(.status.phase != \"Running\")] | length"' <<'EOF'
@@ -194,8 +196,8 @@ warp_gpuworkload_failed_total{reason="invalid"} 2
 warp_gpuworkload_failed_total{reason="unschedulable"} 2
 EOF
 
-# Placements of the cycle the kill cut short are not counted: between the
-# one before the kill (bf) and all ten.
+# Placements whose Job the kill cut short are not counted: between the one
+# before the kill (bf) and all ten.
 check 'scheduled_total counts best_fit placements; the reconcile histogram fills' '
 	n=$(metric "warp_gpuworkload_scheduled_total{strategy=\"best_fit\"}" | awk "{print \$2}")
 	c=$(metric warp_gpuworkload_reconcile_duration_seconds_count | awk "{print \$2}")
