@@ -174,6 +174,7 @@ match_pending(struct avail *a, const char *match, const json_t *demand)
 {
 	json_t *list = json_object_get(a->matches, match), *t, *p;
 	const char *pick = NULL;
+	char *token;
 	size_t i;
 
 	json_array_foreach(list, i, t) {
@@ -187,7 +188,9 @@ match_pending(struct avail *a, const char *match, const json_t *demand)
 		pick = json_string_value(json_array_get(list, 0));
 	if (!pick)
 		return 0;
-	drop_pending(a, pick);
+	token = estrdup(pick); /* pick lives in the list drop_pending edits */
+	drop_pending(a, token);
+	free(token);
 	return 1;
 }
 

@@ -7,6 +7,8 @@
  *   - a refusal has a status with a code and a message;
  *   - a patch is base64 of a JSON array that applies cleanly (jp_apply)
  *     to the request's object.
+ * Then the request's object is fed to the table as a watched Pod, added
+ * and deleted, as the watch would show the pod just admitted.
  * Anything else aborts, which libFuzzer reports with the input.
  *
  * Build: clang -fsanitize=fuzzer,address -iquote lib t/fuzz/webhook-review.c
@@ -81,6 +83,21 @@ check_patch(const char *b64, const char *buf, size_t len)
 	free(text);
 }
 
+/* watch_it shows the request's object to the table as a Pod event. */
+static void
+watch_it(struct ctx *c, const char *buf, size_t len)
+{
+	json_t *review = json_loadb(buf, len, JSON_DECODE_ANY, NULL);
+	json_t *obj = json_object_get(json_object_get(review, "request"),
+		"object");
+
+	if (json_is_object(obj)) {
+		avail_event(c->a, "Pod", "ADDED", obj);
+		avail_event(c->a, "Pod", "DELETED", obj);
+	}
+	json_decref(review);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -114,6 +131,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			"message")), "refusal without message");
 	if (json_object_get(r, "patch"))
 		check_patch(json_string_value(json_object_get(r, "patch")), buf, size);
+	watch_it(&c, buf, size);
 	text = json_dumps(resp, JSON_COMPACT);
 	check(text != NULL, "response does not serialize");
 	free(text);
