@@ -46,9 +46,28 @@ UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:lib/%.c=$(B)/lib/%.o)
 ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
+
+# libcurl: by default a minimal static build (HTTP and HTTPS over the
+# system's OpenSSL; scripts/curl-build, cached outside the tree) so the
+# tools do not carry the ~30 shared libraries of the distribution's libcurl
+# (4.5 MiB of RSS each). `make CURL=system` links the system libcurl.
+CURL ?= min
+ifeq ($(CURL),min)
+CURL_PREFIX := $(shell scripts/curl-build prefix)
+CURL_PC = $(CURL_PREFIX)/lib/pkgconfig/libcurl.pc
+export PKG_CONFIG_PATH := $(CURL_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+endif
+LDFLAGS += -Wl,--as-needed
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALLPKGS) 2>/dev/null)
 
 all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%)
+
+ifeq ($(CURL),min)
+$(CURL_PC):
+	scripts/curl-build >/dev/null
+$(LIBOBJ) $(TOOLS:%=$(B)/tools/%.o): | $(CURL_PC)
+$(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%): $(CURL_PC)
+endif
 
 $(B)/lib/%.o: lib/%.c lib/*.h
 	@mkdir -p $(@D)
@@ -75,16 +94,22 @@ $(TOOLS:%=$(B)/%): $(B)/%: $(B)/tools/%.o $(B)/libhaz.a
 deps:
 	@scripts/deps
 
-test: deps all
+# These install what is missing first, then build in a new make, which
+# sees the packages (and their pkg-config files) deps just installed.
+test: deps
+	@$(MAKE) --no-print-directory all
 	@B=$(B) VALGRIND=$(VALGRIND) t/run all
 
-test-unit: deps all
+test-unit: deps
+	@$(MAKE) --no-print-directory all
 	@B=$(B) VALGRIND=$(VALGRIND) t/run unit
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@B=$(B) scripts/demo
 
-bench: deps all
+bench: deps
+	@$(MAKE) --no-print-directory all
 	@for b in bench/*; do [ -x "$$b" ] && B=$(B) "$$b"; done
 
 format:
