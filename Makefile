@@ -47,16 +47,26 @@ LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:lib/%.c=$(B)/lib/%.o)
 ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
 
-# libcurl: by default a minimal static build (HTTP and HTTPS over the
-# system's OpenSSL; scripts/curl-build, cached outside the tree) so the
-# tools do not carry the ~30 shared libraries of the distribution's libcurl
-# (4.5 MiB of RSS each). `make CURL=system` links the system libcurl.
+# libcurl: by default a minimal static build (HTTP and HTTPS only;
+# scripts/curl-build, cached outside the tree) with the system's OpenSSL
+# linked in statically too, as Go programs carry their TLS: the tools then
+# map the code they use, not the ~30 shared libraries of the distribution's
+# libcurl (4.5 MiB of RSS in every process) and all of libcrypto.so (1 MiB
+# more). The link depends on libcrypto.a, so `make` relinks after an
+# OpenSSL update. `make CURL=system` links the system libcurl, shared.
 CURL ?= min
 ifeq ($(CURL),min)
 CURL_PREFIX := $(shell scripts/curl-build prefix)
 CURL_PC = $(CURL_PREFIX)/lib/pkgconfig/libcurl.pc
 export PKG_CONFIG_PATH := $(CURL_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+SSL_A := $(wildcard $(addprefix $(shell $(PKG_CONFIG) --variable=libdir libcrypto 2>/dev/null)/,libssl.a libcrypto.a))
+CURL_LIBS = -L$(CURL_PREFIX)/lib -lcurl -Wl,-Bstatic -lssl -lcrypto -Wl,-Bdynamic -lz
+else
+CURL_LIBS = $$($(PKG_CONFIG) --libs libcurl)
 endif
+# libs(PKGS): the link flags of PKGS, libcurl as chosen above.
+libs = $$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1))) \
+	$(if $(filter libcurl,$(1)),$(CURL_LIBS))
 LDFLAGS += -Wl,--as-needed
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALLPKGS) 2>/dev/null)
 
@@ -66,7 +76,7 @@ ifeq ($(CURL),min)
 $(CURL_PC):
 	scripts/curl-build >/dev/null
 $(LIBOBJ) $(TOOLS:%=$(B)/tools/%.o): | $(CURL_PC)
-$(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%): $(CURL_PC)
+$(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%): $(CURL_PC) $(SSL_A)
 endif
 
 $(B)/lib/%.o: lib/%.c lib/*.h
@@ -84,12 +94,12 @@ $(B)/libhaz.a: $(LIBOBJ)
 $(B)/unit/%: t/unit/%.c $(B)/libhaz.a lib/*.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
-		$$($(PKG_CONFIG) --libs $(ALLPKGS)) -lm
+		$(call libs,$(ALLPKGS)) -lm
 
 .SECONDEXPANSION:
 $(TOOLS:%=$(B)/%): $(B)/%: $(B)/tools/%.o $(B)/libhaz.a
 	$(CC) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
-		$$($(PKG_CONFIG) --libs $($*_PKGS)) -lm
+		$(call libs,$($*_PKGS)) -lm
 
 deps:
 	@scripts/deps
