@@ -7,6 +7,7 @@
 
 #include "err.h"
 #include "nd.h"
+#include "ndline.h"
 
 int
 nd_open(struct nd_reader *r, const char *path, int flags)
@@ -56,31 +57,17 @@ int
 nd_read(struct nd_reader *r, json_t **out)
 {
 	json_error_t jerr;
-	ssize_t n;
+	char *line;
+	size_t n;
+	int rc;
 
 	*out = NULL;
-	for (;;) {
-		errno = 0;
-		n = getline(&r->line, &r->cap, r->f);
-		if (n < 0) {
-			if (ferror(r->f))
-				err_die(HAZ_FAIL, "%s: read error:", r->name);
-			return 0;
-		}
-		r->recno++;
-		if (n > 0 && r->line[n - 1] == '\n')
-			r->line[--n] = '\0';
-		if (n > 0 && r->line[n - 1] == '\r')
-			r->line[--n] = '\0';
-		if (strspn(r->line, " \t") != (size_t)n)
-			break;
-		if (!(r->flags & ND_SKIP_BLANK)) {
-			nd_warn(r, "blank line");
+	while ((rc = ndl_read(r, &line, &n)) < 0)
+		if (!(r->flags & ND_SKIP_BLANK))
 			return -1;
-		}
-	}
-	*out = json_loadb(r->line, (size_t)n, JSON_DECODE_ANY | JSON_ALLOW_NUL,
-		&jerr);
+	if (rc == 0)
+		return 0;
+	*out = json_loadb(line, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (!*out) {
 		nd_warn(r, "invalid JSON at column %d: %s", jerr.column,
 			jerr.text);
