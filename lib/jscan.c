@@ -1,5 +1,7 @@
-/* jscan: strict JSON into flat tokens, strings decoded in place. */
+/* jscan: strict JSON into flat tokens, strings decoded in place (js_parse)
+ * or left as they came (js_scan). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@ struct scan {
 	struct js_doc *d;
 	char *buf, *p, *end;
 	int depth;
+	int raw; /* js_scan: check, change nothing */
 };
 
 static int value(struct scan *s);
@@ -26,12 +29,19 @@ fail(struct scan *s, const char *p, const char *what)
 	return -1;
 }
 
-static void
+/* skip_ws skips whitespace; most often there is none. */
+static inline void
 skip_ws(struct scan *s)
 {
+	const char *p = s->p;
+
+	if (p < s->end && (unsigned char)*p > ' ')
+		return;
 	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
 				       *s->p == '\n' || *s->p == '\r'))
 		s->p++;
+	if (s->p != p)
+		s->d->spaced = 1;
 }
 
 /* push appends a token of type t and returns its index. */
@@ -46,6 +56,7 @@ push(struct scan *s, enum js_type t)
 	}
 	d->t[d->n].type = t;
 	d->t[d->n].n = 0;
+	d->t[d->n].esc = 0;
 	return d->n++;
 }
 
@@ -186,15 +197,83 @@ static const unsigned char plain[256] = {
 #undef ROW16
 };
 
-/* plain_run returns how many bytes from p on need no decoding. */
+/* ONES * b repeats byte b through a word; any_below(v, b) says whether
+ * some byte of v is below b (b <= 128), any_zero whether one is 0. */
+#define ONES 0x0101010101010101ull
+#define HIGHS (ONES * 0x80)
+#define any_below(v, b) (((v) - ONES * (b)) & ~(v) & HIGHS)
+#define any_zero(v) any_below(v, 1)
+
+/* plain_run returns how many bytes from p on need no decoding, reading
+ * eight at a time: a word's mask has the high bit of each byte that is a
+ * control character, non-ASCII, a quote or a backslash set, and maybe
+ * of some bytes after the first such one too (a borrow), never before
+ * it; so on a little-endian machine the lowest bit set names it. */
 static size_t
 plain_run(const char *p, const char *end)
 {
 	const unsigned char *q = (const unsigned char *)p;
+	uint64_t v, mask;
 
+	while ((const unsigned char *)end - q >= 8) {
+		memcpy(&v, q, sizeof v);
+		mask = (v & HIGHS) | any_below(v, 0x20) |
+			any_zero(v ^ ONES * '"') | any_zero(v ^ ONES * '\\');
+		if (mask) {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			q += __builtin_ctzll(mask) >> 3;
+			return (size_t)(q - (const unsigned char *)p);
+#else
+			break;
+#endif
+		}
+		q += 8;
+	}
 	while (q < (const unsigned char *)end && plain[*q])
 		q++;
 	return (size_t)(q - (const unsigned char *)p);
+}
+
+/* raw_string checks a string at s->p (on the quote) and makes a token
+ * of its raw text, for js_scan. */
+static int
+raw_string(struct scan *s)
+{
+	const char *open = s->p++, *start = s->p;
+	char scratch[8], *w;
+	unsigned char c;
+	int t, n, esc = 0;
+
+	for (;;) {
+		s->p += plain_run(s->p, s->end);
+		if (s->p >= s->end)
+			return fail(s, open, "unterminated string");
+		c = (unsigned char)*s->p;
+		if (c == '"')
+			break;
+		if (c < 0x20)
+			return fail(s, s->p, "control character in string");
+		if (c == '\\') {
+			esc = 1;
+			if (++s->p >= s->end)
+				return fail(s, open, "unterminated string");
+			w = scratch;
+			if (escape(s, &w) < 0)
+				return -1;
+			continue;
+		}
+		n = utf8_len((unsigned char *)s->p, (unsigned char *)s->end);
+		if (!n)
+			return fail(s, s->p, "invalid UTF-8");
+		s->p += n;
+	}
+	t = push(s, JS_STRING);
+	s->d->t[t].s = start;
+	s->d->t[t].len = (size_t)(s->p - start);
+	s->d->t[t].esc = esc;
+	s->d->t[t].next = t + 1;
+	s->p++;
+	return t;
 }
 
 /* string reads a string at s->p (on the quote) into a new token,
@@ -208,7 +287,6 @@ string(struct scan *s)
 	unsigned char c;
 	size_t run;
 	int t, n;
-
 	for (;;) {
 		run = plain_run(s->p, s->end);
 		if (w != s->p)
@@ -348,7 +426,7 @@ members(struct scan *s, int t, int object)
 				return fail(s, s->p, s->p < s->end
 						? "object key expected"
 						: "unexpected end of input");
-			if (string(s) < 0)
+			if ((s->raw ? raw_string(s) : string(s)) < 0)
 				return -1;
 			skip_ws(s);
 			if (s->p >= s->end || *s->p != ':')
@@ -385,7 +463,7 @@ value(struct scan *s)
 	if (s->p >= s->end)
 		return fail(s, s->p, "unexpected end of input");
 	switch (*s->p) {
-	case '"': t = string(s); break;
+	case '"': t = s->raw ? raw_string(s) : string(s); break;
 	case 't': t = literal(s, "true", JS_TRUE); break;
 	case 'f': t = literal(s, "false", JS_FALSE); break;
 	case 'n': t = literal(s, "null", JS_NULL); break;
@@ -394,9 +472,10 @@ value(struct scan *s)
 		if (++s->depth > MAX_DEPTH)
 			return fail(s, s->p, "nesting too deep");
 		t = push(s, *s->p == '{' ? JS_OBJECT : JS_ARRAY);
-		s->p++;
+		s->d->t[t].s = s->p++;
 		if (members(s, t, s->d->t[t].type == JS_OBJECT) < 0)
 			return -1;
+		s->d->t[t].len = (size_t)(s->p - s->d->t[t].s);
 		s->depth--;
 		break;
 	default:
@@ -410,20 +489,33 @@ value(struct scan *s)
 	return t;
 }
 
-int
-js_parse(struct js_doc *d, char *buf, size_t len)
+static int
+parse(struct js_doc *d, char *buf, size_t len, int raw)
 {
-	struct scan s = {d, buf, buf, buf + len, 0};
+	struct scan s = {d, buf, buf, buf + len, 0, raw};
 
 	d->n = 0;
 	d->errcol = 0;
 	d->err[0] = '\0';
+	d->spaced = 0;
 	if (value(&s) < 0)
 		return -1;
 	skip_ws(&s);
 	if (s.p != s.end)
 		return fail(&s, s.p, "end of input expected");
 	return 0;
+}
+
+int
+js_parse(struct js_doc *d, char *buf, size_t len)
+{
+	return parse(d, buf, len, 0);
+}
+
+int
+js_scan(struct js_doc *d, const char *buf, size_t len)
+{
+	return parse(d, (char *)buf, len, 1); /* raw: written to never */
 }
 
 void
@@ -541,4 +633,103 @@ js_repr(const struct js_doc *d, int i, char *buf, size_t n)
 		snprintf(buf, n, "%s",
 			t == JS_ARRAY ? "an array" : "an object");
 	return buf;
+}
+
+/* ---- the raw tokens of js_scan ---------------------------------------- */
+
+/* unescape decodes the n raw bytes of a checked string at raw to out
+ * (room for n + 1 bytes), NUL-terminated; returns the decoded length. */
+static size_t
+unescape(const char *raw, size_t n, char *out)
+{
+	struct js_doc none = {0};
+	struct scan s = {&none, (char *)raw, (char *)raw, (char *)raw + n, 0, 1};
+	char *w = out;
+
+	while (s.p < s.end) {
+		if (*s.p != '\\') {
+			*w++ = *s.p++;
+			continue;
+		}
+		s.p++;
+		escape(&s, &w); /* checked by js_scan: cannot fail */
+	}
+	*w = '\0';
+	return (size_t)(w - out);
+}
+
+char *
+js_raw_str(const struct js_doc *d, int i)
+{
+	const struct js_tok *t;
+	char *out;
+
+	if (i < 0 || d->t[i].type != JS_STRING)
+		return NULL;
+	t = &d->t[i];
+	out = emalloc(t->len + 1);
+	if (t->esc) {
+		unescape(t->s, t->len, out);
+	} else {
+		memcpy(out, t->s, t->len);
+		out[t->len] = '\0';
+	}
+	return out;
+}
+
+int
+js_raw_eq(const struct js_doc *d, int i, const char *s)
+{
+	const struct js_tok *t;
+	char *dec;
+	size_t n;
+	int eq;
+
+	if (i < 0 || d->t[i].type != JS_STRING)
+		return 0;
+	t = &d->t[i];
+	if (!t->esc)
+		return t->len == strlen(s) && memcmp(t->s, s, t->len) == 0;
+	dec = emalloc(t->len + 1);
+	n = unescape(t->s, t->len, dec); /* may hold a NUL: compare all */
+	eq = n == strlen(s) && memcmp(dec, s, n) == 0;
+	free(dec);
+	return eq;
+}
+
+int
+js_raw_get(const struct js_doc *d, int obj, const char *key)
+{
+	int i, k, found = -1;
+
+	if (obj < 0 || d->t[obj].type != JS_OBJECT)
+		return -1;
+	for (i = 0, k = obj + 1; i < d->t[obj].n; i++) {
+		if (js_raw_eq(d, k, key))
+			found = k + 1;
+		k = d->t[k + 1].next;
+	}
+	return found;
+}
+
+size_t
+js_compact(const char *p, size_t n, char *out)
+{
+	const char *end = p + n;
+	char *w = out;
+	int in_string = 0;
+
+	for (; p < end; p++) {
+		if (in_string) {
+			*w++ = *p;
+			if (*p == '\\')
+				*w++ = *++p;
+			else if (*p == '"')
+				in_string = 0;
+		} else if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+			*w++ = *p;
+			in_string = *p == '"';
+		}
+	}
+	return (size_t)(w - out);
 }

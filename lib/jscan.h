@@ -9,7 +9,12 @@
  *
  * Token i is followed by its children: an object's members are key,
  * value pairs; an array's elements follow in order; t[i].next skips the
- * whole subtree. */
+ * whole subtree.
+ *
+ * js_scan checks a line the same way but leaves it as it is, so that a
+ * value can be passed on as the very bytes that came in: its tokens
+ * point at the raw text, and only the strings a caller asks for are
+ * decoded (js_raw_get, js_raw_eq, js_raw_str). */
 #ifndef HAZ_JSCAN_H
 #define HAZ_JSCAN_H
 
@@ -30,22 +35,50 @@ struct js_tok {
 	enum js_type type;
 	int next;      /* index of the token after this value's subtree */
 	int n;         /* object members or array elements */
+	int esc;       /* js_scan, JS_STRING: the raw text has escapes */
 	const char *s; /* JS_STRING: decoded text, NUL-terminated */
 	size_t len;    /* JS_STRING: decoded length */
 	long long i;   /* JS_INT: the value */
 	double d;      /* JS_INT, JS_REAL: the value */
 };
 
+/* After js_scan, s and len of a JS_STRING are its raw text between the
+ * quotes, and those of a JS_OBJECT or JS_ARRAY its whole raw text. */
+
 struct js_doc {
 	struct js_tok *t; /* tokens, t[0] the top value */
 	int n, cap;
 	int errcol;       /* on error: 1-based byte column */
 	char err[64];     /* on error: what was wrong */
+	int spaced;       /* after js_scan: whitespace outside strings */
 };
 
 /* js_parse reads buf[0..len) (modified in place) into d, reusing d's
  * token array. Returns 0, or -1 with d->errcol and d->err set. */
 int js_parse(struct js_doc *d, char *buf, size_t len);
+
+/* js_scan reads buf[0..len) into d as js_parse does, with the same
+ * checks and messages, but without changing or decoding it: string,
+ * object and array tokens get their raw text in s and len (see struct
+ * js_tok), and d->spaced says whether any whitespace lies outside
+ * strings. js_get, js_fields, js_str and js_repr do not apply to its
+ * tokens; js_raw_* do. Returns 0, or -1 with d->errcol and d->err set. */
+int js_scan(struct js_doc *d, const char *buf, size_t len);
+
+/* js_raw_eq says whether string token i (of js_scan) decodes to s. */
+int js_raw_eq(const struct js_doc *d, int i, const char *s);
+
+/* js_raw_get is js_get for the tokens of js_scan. */
+int js_raw_get(const struct js_doc *d, int obj, const char *key);
+
+/* js_raw_str returns string token i (of js_scan) decoded, malloc'd and
+ * NUL-terminated, or NULL for another type or a missing token (i < 0). */
+char *js_raw_str(const struct js_doc *d, int i);
+
+/* js_compact copies the n bytes of JSON at p, which js_scan accepted, to
+ * out (room for n bytes) without the whitespace outside strings; returns
+ * the length copied. */
+size_t js_compact(const char *p, size_t n, char *out);
 
 /* js_free releases the token array. */
 void js_free(struct js_doc *d);

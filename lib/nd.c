@@ -113,14 +113,6 @@ nd_write(json_t *rec)
 		err_die(HAZ_FAIL, "<stdout>: write error:");
 }
 
-void
-nd_write_event(const char *type, const char *json)
-{
-	if (printf("{\"type\":\"%s\",\"object\":%s}\n", type, json) < 0 ||
-		fflush(stdout) == EOF)
-		err_die(HAZ_FAIL, "<stdout>: write error:");
-}
-
 int
 nd_finish(int status)
 {

@@ -41,11 +41,6 @@ void nd_warn(struct nd_reader *r, const char *fmt, ...)
  * write error. Does not take ownership. */
 void nd_write(json_t *rec);
 
-/* nd_write_event prints {"type":TYPE,"object":JSON} and "\n" from an
- * object already serialized compactly, and flushes; dies on a write
- * error. */
-void nd_write_event(const char *type, const char *json);
-
 /* nd_finish flushes and closes stdout, dying if that fails; returns status
  * unchanged so main can `return nd_finish(status)`. */
 int nd_finish(int status);

@@ -31,12 +31,11 @@ struct watch_opts {
 /* watch_emit_fn gets each event; obj is borrowed. Nonzero stops. */
 typedef int watch_emit_fn(const char *type, json_t *obj, void *arg);
 
-struct watch;
-
-/* watch_json returns, while an emit function runs for an ADDED or
- * MODIFIED event, its object serialized as compact JSON (so the consumer
- * need not serialize it again); else NULL. */
-const char *watch_json(const struct watch *w);
+/* watch_raw_fn gets each event with its object as compact JSON: js[0..len)
+ * (borrowed, not NUL-terminated), the very bytes the server sent when
+ * they were compact. Nonzero stops. */
+typedef int watch_raw_fn(const char *type, const char *js, size_t len,
+	void *arg);
 
 struct watch;
 
@@ -44,6 +43,11 @@ struct watch;
  * watcher that only replays), handing events to fn with arg. */
 struct watch *watch_new(struct kube *k, const struct watch_opts *o,
 	watch_emit_fn *fn, void *arg);
+
+/* watch_new_raw is watch_new for a consumer of JSON text: no event of
+ * the stream is parsed into jansson objects. */
+struct watch *watch_new_raw(struct kube *k, const struct watch_opts *o,
+	watch_raw_fn *fn, void *arg);
 void watch_free(struct watch *w);
 
 /* watch_list lists the collection once and emits the difference from

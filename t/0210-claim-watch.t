@@ -73,6 +73,41 @@ a%20b%2Fc%3Fd%3D%C3%A9~_.-
 /api/v1/pods?limit=2&labelSelector=app%20in%20%28a%2Cb%29%2Cx%21%3Dy
 EOF
 
+cat >scan.in <<'EOF'
+{"type":"ADDED","object":{"metadata":{"uid":"u1"}}}
+ { "type" : "A\u0044DED" , "object" : { "a" : [ 1 , 2.5e3 , true , null , "x  y" ] } }
+{"k\u0065y":"caf\u00e9 \ud83d\ude00 \"q\" \\ \/","n":"a\u0000b","s":"<\u003c>","x":"last","x":"\u006cast"}
+[1,2]
+{"a":"\ud800"}
+{"a":"x
+{"a":01}
+{"a" "b"}
+{"a":"é\u00e9"}
+EOF
+check_output 'js_scan checks as js_parse does, changes nothing, and decodes only what is asked for' \
+	'unit jscan type object object.a object.metadata.uid key n s x a <scan.in' <<'EOF'
+compact {"type":"ADDED","object":{"metadata":{"uid":"u1"}}}
+type = ADDED (eq)
+object = {"metadata":{"uid":"u1"}}
+object.metadata.uid = u1 (eq)
+spaced {"type":"A\u0044DED","object":{"a":[1,2.5e3,true,null,"x  y"]}}
+type = ADDED (eq)
+object = { "a" : [ 1 , 2.5e3 , true , null , "x  y" ] }
+object.a = [ 1 , 2.5e3 , true , null , "x  y" ]
+compact {"k\u0065y":"caf\u00e9 \ud83d\ude00 \"q\" \\ \/","n":"a\u0000b","s":"<\u003c>","x":"last","x":"\u006cast"}
+key = café 😀 "q" \ / (eq)
+n = a (not eq)
+s = <<> (eq)
+x = last (eq)
+compact [1,2]
+error at column 7: invalid Unicode surrogate
+error at column 6: unterminated string
+error at column 7: ',' or '}' expected
+error at column 6: ':' expected
+compact {"a":"é\u00e9"}
+a = éé (eq)
+EOF
+
 # ---- unreachable -------------------------------------------------------
 
 cat >unreachable.yaml <<'EOF'
@@ -193,6 +228,19 @@ claim-watch: bad.watch: line 4 at byte 180: not a watch event
 claim-watch: bad.watch: line 5 at byte 225: not a watch event
 claim-watch: bad.watch: line 6 at byte 255: unknown event type "SNAPSHOT"
 claim-watch: bad.watch: line 7 at byte 287: invalid JSON: premature end of input near '"namesp'
+EOF
+
+cat >spaced.watch <<'EOF'
+{ "type" : "ADDED", "object" : { "kind" : "ConfigMap", "metadata" : {"name":"sp","namespace":"demo","uid":"uid-sp","resourceVersion":"30"}, "data" : {"html":"<b>\u0026amp;</b> caf\u00e9", "s":"two  spaces, a \"quote\" } and a tab\t"} } }	
+{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"sp","namespace":"demo","uid":"uid-\u0073p","resourceVersion":"3\u0030"}}}
+{"t\u0079pe":"MOD\u0049FIED","object":{"kind":"ConfigMap","metadata":{"name":"sp","namespace":"demo","uid":"uid-sp","resourceVersion":"31"}}}
+[{"type":"ADDED","object":{}}]
+EOF
+check_output 'an object comes out as the bytes that came in, only without the whitespace between tokens; escaped names and values are read decoded' \
+	'must_fail 1 claim-watch -R spaced.watch 2>err; cat err' <<'EOF'
+{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"sp","namespace":"demo","uid":"uid-sp","resourceVersion":"30"},"data":{"html":"<b>\u0026amp;</b> caf\u00e9","s":"two  spaces, a \"quote\" } and a tab\t"}}}
+{"type":"MODIFIED","object":{"kind":"ConfigMap","metadata":{"name":"sp","namespace":"demo","uid":"uid-sp","resourceVersion":"31"}}}
+claim-watch: spaced.watch: line 4 at byte 520: not a watch event
 EOF
 
 head -n 2 normal.watch >truncated.watch

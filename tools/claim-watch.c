@@ -14,7 +14,9 @@
  * Output is one watch event per line, {"type":"ADDED|MODIFIED|DELETED",
  * "object":{...}}, flushed per line. First the current objects, each as
  * ADDED (listed in pages of -L items), then every change as it happens.
- * With -1 it stops after the list.
+ * With -1 it stops after the list. A watched object is printed as the
+ * bytes the server sent (whitespace between tokens dropped): each line
+ * is checked by js_scan, not parsed into objects (see watch.h).
  *
  * A dropped connection or a restarted API server is resumed from the
  * last resourceVersion seen (bookmarks are asked for and followed, not
@@ -194,24 +196,19 @@ parse(int argc, char **argv, struct opts *o)
 
 struct sink {
 	long emitted, count;
-	struct watch *w;
 };
 
-/* print writes one watch event; returns nonzero once count are out. */
+/* print writes one watch event, {"type":TYPE,"object":JS}, flushed;
+ * returns nonzero once count are out. */
 static int
-print(const char *type, json_t *obj, void *arg)
+print(const char *type, const char *js, size_t len, void *arg)
 {
 	struct sink *s = arg;
-	const char *js = s->w ? watch_json(s->w) : NULL;
-	json_t *ev;
 
-	if (js) {
-		nd_write_event(type, js);
-	} else {
-		ev = json_pack("{s:s, s:O}", "type", type, "object", obj);
-		nd_write(ev);
-		json_decref(ev);
-	}
+	if (printf("{\"type\":\"%s\",\"object\":", type) < 0 ||
+		fwrite(js, 1, len, stdout) != len || fputs("}\n", stdout) == EOF ||
+		fflush(stdout) == EOF)
+		err_die(HAZ_FAIL, "<stdout>: write error:");
 	return s->count && ++s->emitted >= s->count;
 }
 
@@ -236,7 +233,7 @@ collection(struct kube *k, struct kc_config *cfg, const struct opts *o,
 static int
 run(struct kube *k, struct kc_config *cfg, const struct opts *o)
 {
-	struct sink sink = {0, o->count, NULL};
+	struct sink sink = {0, o->count};
 	struct kube_error e = {0};
 	struct watch_opts wo = {NULL, o->labels, o->fields, o->limit,
 		o->give_up, o->verbose};
@@ -247,8 +244,7 @@ run(struct kube *k, struct kc_config *cfg, const struct opts *o)
 	if (!(path = collection(k, cfg, o, &e)))
 		goto out;
 	wo.path = path;
-	w = watch_new(k, &wo, print, &sink);
-	sink.w = w;
+	w = watch_new_raw(k, &wo, print, &sink);
 	if (watch_list(w, &e) == 0 && !o->list_only &&
 		!(sink.count && sink.emitted >= sink.count))
 		watch_run(w, &e);
@@ -267,7 +263,7 @@ out:
 static int
 replay(const struct opts *o)
 {
-	struct sink sink = {0, o->count, NULL};
+	struct sink sink = {0, o->count};
 	struct watch_opts wo = {.verbose = o->verbose};
 	struct kube_error e;
 	struct watch *w;
@@ -280,8 +276,7 @@ replay(const struct opts *o)
 		err_warn("%s:", name);
 		return HAZ_FAIL;
 	}
-	w = watch_new(NULL, &wo, print, &sink);
-	sink.w = w;
+	w = watch_new_raw(NULL, &wo, print, &sink);
 	if (watch_replay(w, fd, name, &e) < 0) {
 		err_warn("%s", e.msg);
 		status = HAZ_FAIL;
