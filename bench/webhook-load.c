@@ -17,11 +17,15 @@
  *
  * -s is the HTTP status that counts as ok (default 200; 201 for creates);
  * -o appends each request's time (sent, ms) to file, one a line. */
+#include <sys/timerfd.h>
+
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -70,23 +74,36 @@ slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* wait_for waits until a transfer has news or the next request is due in
- * `due` seconds (< 0: none paced). Idle, it sleeps exactly; with
- * transfers running it polls them, spinning only in the last
- * millisecond, so pacing stays precise without burning the CPU the
- * server under test needs. */
+/* arm sets the timer to fire at monotonic time t (0: disarm). */
 static void
-wait_for(CURLM *m, int running, double due)
+arm(int tfd, double t)
 {
-	struct timespec ts;
+	struct itimerspec it = {{0, 0}, {0, 0}};
 
-	if (due > 0 && !running) {
-		ts.tv_sec = (time_t)due;
-		ts.tv_nsec = (long)((due - (double)ts.tv_sec) * 1e9);
-		nanosleep(&ts, NULL);
-	} else if (running) {
-		curl_multi_poll(m, NULL, 0, due < 0 ? 5 : (int)(due * 1000), NULL);
+	if (t > 0) {
+		it.it_value.tv_sec = (time_t)t;
+		it.it_value.tv_nsec = (long)((t - (double)it.it_value.tv_sec) * 1e9);
+		if (!it.it_value.tv_sec && !it.it_value.tv_nsec)
+			it.it_value.tv_nsec = 1;
 	}
+	timerfd_settime(tfd, TFD_TIMER_ABSTIME, &it, NULL);
+}
+
+/* wait_for sleeps until a transfer has news or the next request is due
+ * at monotonic time `due` (0: none paced). The due time is a timerfd
+ * polled with curl's sockets: exact to the microsecond without spinning,
+ * so the client leaves the CPU to the server under test (a poll timeout
+ * in whole milliseconds either sleeps too long or spins). */
+static void
+wait_for(CURLM *m, int tfd, double due)
+{
+	struct curl_waitfd w = {tfd, CURL_WAIT_POLLIN, 0};
+	uint64_t fired;
+
+	arm(tfd, due);
+	curl_multi_poll(m, &w, 1, 1000, NULL);
+	if (w.revents && read(tfd, &fired, sizeof fired) < 0)
+		fired = 0;
 }
 
 static int
@@ -148,8 +165,8 @@ main(int argc, char **argv)
 	CURLM *m;
 	size_t blen;
 	char *body;
-	long i, code, nlat = 0;
-	int ch, running, left;
+	long i, code, nlat = 0, busy = 0;
+	int ch, running, left, tfd;
 
 	while ((ch = getopt(argc, argv, "u:b:n:d:c:r:a:C:K:s:o:")) != -1) {
 		switch (ch) {
@@ -172,6 +189,10 @@ main(int argc, char **argv)
 	body = slurp(bodyfile, &blen);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	m = curl_multi_init();
+	/* The cache otherwise shrinks with the handles in flight (four per
+	 * handle added), and a paced run, with few in flight, would close and
+	 * open connections (a TLS handshake each) as the API server does not. */
+	curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, conns);
 	hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	c = calloc((size_t)conns, sizeof *c);
 	lat = malloc(sizeof *lat * (size_t)(max < 4000000 ? max : 4000000));
@@ -192,6 +213,10 @@ main(int argc, char **argv)
 		if (key)
 			curl_easy_setopt(c[i].h, CURLOPT_SSLKEY, key);
 	}
+	if ((tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0) {
+		perror("timerfd_create");
+		return 1;
+	}
 	t0 = next = now();
 	end = t0 + secs;
 	for (;;) {
@@ -201,6 +226,7 @@ main(int argc, char **argv)
 			if (c[i].busy || (rate > 0 && t < next))
 				continue;
 			c[i].busy = 1;
+			busy++;
 			c[i].due = rate > 0 ? next : t;
 			c[i].start = t;
 			next += rate > 0 ? 1.0 / rate : 0;
@@ -226,10 +252,17 @@ main(int argc, char **argv)
 			}
 			curl_multi_remove_handle(m, msg->easy_handle);
 			done->busy = 0;
+			busy--;
 		}
 		if (!running && (sent >= max || now() >= end))
 			break;
-		wait_for(m, running, rate > 0 ? next - now() : -1);
+		if (busy < conns && sent < max && now() < end) {
+			if (rate <= 0 || next <= now())
+				continue; /* a connection is free, a request due */
+			wait_for(m, tfd, next);
+		} else {
+			wait_for(m, tfd, 0); /* until a transfer has news */
+		}
 	}
 	secs = now() - t0;
 	if (out)
@@ -245,6 +278,7 @@ main(int argc, char **argv)
 	for (i = 0; i < conns; i++)
 		curl_easy_cleanup(c[i].h);
 	curl_multi_cleanup(m);
+	close(tfd);
 	curl_slist_free_all(hdrs);
 	curl_global_cleanup();
 	free(c);

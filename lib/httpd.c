@@ -37,6 +37,7 @@ struct gen {
 struct httpd {
 	struct httpd_opts o;
 	int fd, port;
+	unsigned long connections;    /* accepted, all generations (atomic) */
 	struct stat cert_st, key_st;  /* of the files last tried */
 	struct gen *gens;             /* current first */
 };
@@ -248,6 +249,20 @@ on_completed(void *cls, struct MHD_Connection *con, void **state,
 	*state = NULL;
 }
 
+/* on_connection counts connections as they open: with keep-alive a
+ * client sends many requests over one, and the count shows it does. */
+static void
+on_connection(void *cls, struct MHD_Connection *con, void **socket_context,
+	enum MHD_ConnectionNotificationCode code)
+{
+	struct gen *g = cls;
+
+	(void)con;
+	(void)socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		__atomic_add_fetch(&g->h->connections, 1, __ATOMIC_RELAXED);
+}
+
 static void
 on_log(void *cls, const char *fmt, va_list ap)
 {
@@ -330,6 +345,7 @@ gen_start(struct httpd *h, char *err, size_t errlen)
 		MHD_OPTION_THREAD_POOL_SIZE, h->o.threads,
 		MHD_OPTION_CONNECTION_TIMEOUT, h->o.idle_timeout,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
 		MHD_OPTION_HTTPS_MEM_CERT, g->cert,
 		MHD_OPTION_HTTPS_MEM_KEY, g->key,
 		MHD_OPTION_HTTPS_PRIORITIES, PRIORITIES,
@@ -429,6 +445,12 @@ int
 httpd_port(const struct httpd *h)
 {
 	return h->port;
+}
+
+unsigned long
+httpd_connections(const struct httpd *h)
+{
+	return __atomic_load_n(&h->connections, __ATOMIC_RELAXED);
 }
 
 int

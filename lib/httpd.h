@@ -68,6 +68,10 @@ struct httpd *httpd_start(const struct httpd_opts *o, char *err,
 /* httpd_port returns the port listened on. */
 int httpd_port(const struct httpd *h);
 
+/* httpd_connections returns how many connections were accepted so far
+ * (clients keeping theirs alive open few). Any thread may call it. */
+unsigned long httpd_connections(const struct httpd *h);
+
 /* httpd_tick reloads the pair when its files changed (always when
  * force), and stops old daemons that are done. Returns 1 after a
  * reload, 0 when nothing changed, -1 with err set when the new pair

@@ -30,73 +30,126 @@ jp_escape(const char *key)
 	return out;
 }
 
+/* A JSON Pointer being built: one buffer for the whole walk, grown as
+ * needed and cut back after each member, so a walk over a large
+ * document allocates nothing per member. */
+struct path {
+	char *s;
+	size_t len, cap;
+};
+
+static void
+path_grow(struct path *p, size_t more)
+{
+	if (p->len + more + 1 > p->cap) {
+		p->cap = (p->len + more + 1) * 2;
+		p->s = erealloc(p->s, p->cap);
+	}
+}
+
+/* path_push appends "/" and key escaped; returns the length to cut back
+ * to. */
+static size_t
+path_push(struct path *p, const char *key)
+{
+	size_t was = p->len, n = strlen(key), i;
+
+	path_grow(p, 1 + 2 * n);
+	p->s[p->len++] = '/';
+	for (i = 0; i < n; i++) {
+		if (key[i] == '~' || key[i] == '/') {
+			p->s[p->len++] = '~';
+			p->s[p->len++] = key[i] == '~' ? '0' : '1';
+		} else {
+			p->s[p->len++] = key[i];
+		}
+	}
+	p->s[p->len] = '\0';
+	return was;
+}
+
+static size_t
+path_push_index(struct path *p, size_t i)
+{
+	size_t was = p->len;
+
+	path_grow(p, 24);
+	p->len += (size_t)snprintf(p->s + p->len, 24, "/%zu", i);
+	return was;
+}
+
+static void
+path_pop(struct path *p, size_t to)
+{
+	p->len = to;
+	p->s[to] = '\0';
+}
+
 /* op appends {"op":name,"path":path[,"value":value]} to ops. */
 static void
-op(json_t *ops, const char *name, const char *path, const json_t *value)
+op(json_t *ops, const char *name, const struct path *path,
+	const json_t *value)
 {
-	json_t *o = json_pack("{s:s,s:s}", "op", name, "path", path);
+	json_t *o = json_object();
 
+	json_object_set_new(o, "op", json_string(name));
+	json_object_set_new(o, "path", json_stringn(path->s, path->len));
 	if (value)
 		json_object_set_new(o, "value", json_deep_copy(value));
 	json_array_append_new(ops, o);
 }
 
-static char *
-child(const char *path, const char *key)
-{
-	char *esc = jp_escape(key), *p = easprintf("%s/%s", path, esc);
-
-	free(esc);
-	return p;
-}
-
-static void diff(json_t *ops, const char *path, const json_t *a,
+static void diff(json_t *ops, struct path *path, const json_t *a,
 	const json_t *b);
 
 /* diff_objects emits removals before additions and changes, so that a
  * key renamed inside one object reads remove-then-add. */
 static void
-diff_objects(json_t *ops, const char *path, const json_t *a, const json_t *b)
+diff_objects(json_t *ops, struct path *path, const json_t *a,
+	const json_t *b)
 {
 	const char *key;
 	json_t *va, *vb;
-	char *p;
+	size_t was;
 
 	json_object_foreach((json_t *)a, key, va) {
 		if (!json_object_get(b, key)) {
-			p = child(path, key);
-			op(ops, "remove", p, NULL);
-			free(p);
+			was = path_push(path, key);
+			op(ops, "remove", path, NULL);
+			path_pop(path, was);
 		}
 	}
 	json_object_foreach((json_t *)b, key, vb) {
-		p = child(path, key);
+		was = path_push(path, key);
 		if (!(va = json_object_get(a, key)))
-			op(ops, "add", p, vb);
+			op(ops, "add", path, vb);
 		else
-			diff(ops, p, va, vb);
-		free(p);
+			diff(ops, path, va, vb);
+		path_pop(path, was);
 	}
 }
 
+/* diff walks both documents once: containers are compared member by
+ * member (equal ones yield nothing), never whole at every level, which
+ * would cost the size of the document times its depth. */
 static void
-diff(json_t *ops, const char *path, const json_t *a, const json_t *b)
+diff(json_t *ops, struct path *path, const json_t *a, const json_t *b)
 {
-	size_t i;
-	char *p;
+	size_t i, was;
 
-	if (json_equal((json_t *)a, (json_t *)b))
+	if (a == b)
 		return;
 	if (json_is_object(a) && json_is_object(b)) {
 		diff_objects(ops, path, a, b);
 	} else if (json_is_array(a) && json_is_array(b) &&
 		json_array_size(a) == json_array_size(b)) {
 		for (i = 0; i < json_array_size(a); i++) {
-			p = easprintf("%s/%zu", path, i);
-			diff(ops, p, json_array_get(a, i), json_array_get(b, i));
-			free(p);
+			was = path_push_index(path, i);
+			diff(ops, path, json_array_get(a, i), json_array_get(b, i));
+			path_pop(path, was);
 		}
-	} else {
+	} else if (json_is_object(a) || json_is_array(a) ||
+		!json_equal((json_t *)a, (json_t *)b)) {
 		op(ops, "replace", path, b);
 	}
 }
@@ -104,9 +157,13 @@ diff(json_t *ops, const char *path, const json_t *a, const json_t *b)
 json_t *
 jp_diff(const json_t *from, const json_t *to)
 {
+	struct path path = {NULL, 0, 0};
 	json_t *ops = json_array();
 
-	diff(ops, "", from, to);
+	path_grow(&path, 64);
+	path.s[0] = '\0';
+	diff(ops, &path, from, to);
+	free(path.s);
 	return ops;
 }
 

@@ -102,6 +102,28 @@ find_target(json_t *obj, const char *group, const char *kind,
 	return json_is_object(t->pod) && json_is_object(t->spec) ? 0 : -1;
 }
 
+/* working_copy returns a copy of obj for the policy to change, sharing
+ * what it never touches. The policy sets annotations (replacing values,
+ * so metadata and its annotations are copied one level deep) and edits
+ * spec in place (copied whole); managedFields, status and the rest stay
+ * shared with obj, and jp_diff passes over shared members at once, so a
+ * large object costs little more than a small one. */
+static json_t *
+working_copy(const json_t *obj)
+{
+	json_t *copy = json_copy((json_t *)obj), *meta, *v;
+
+	if (json_is_object(meta = json_object_get(copy, "metadata"))) {
+		meta = json_copy(meta);
+		if (json_is_object(v = json_object_get(meta, "annotations")))
+			json_object_set_new(meta, "annotations", json_copy(v));
+		json_object_set_new(copy, "metadata", meta);
+	}
+	if ((v = json_object_get(copy, "spec")))
+		json_object_set_new(copy, "spec", json_deep_copy(v));
+	return copy;
+}
+
 void
 mutate_decide(const struct mutate_opts *o, struct avail *a,
 	const struct adm_request *r, struct adm_verdict *v,
@@ -118,7 +140,7 @@ mutate_decide(const struct mutate_opts *o, struct avail *a,
 	if (*r->subresource || !r->object ||
 		(!create && strcmp(r->operation, "UPDATE")))
 		return;
-	copy = json_deep_copy(r->object);
+	copy = working_copy(r->object);
 	if (find_target(copy, r->group, r->kind, &t) < 0 ||
 		(t.is_pod && !create)) {
 		json_decref(copy);

@@ -16,7 +16,8 @@
  *   GET /healthz         200 "ok" while the process serves
  *   GET /readyz          200 once the inventory is synced, else 503
  *   GET /metrics         Prometheus text: reviews by outcome, fallbacks
- *                        by from/to, denials by limit, review latency
+ *                        by from/to, denials by limit, review latency,
+ *                        connections accepted
  * The certificate and key files are read again when they change (checked
  * every second, or at once on SIGHUP) without dropping a request; SIGTERM
  * or SIGINT stops accepting, lets requests in flight finish (up to 25 s)
@@ -62,6 +63,7 @@ struct ctx {
 	struct avail *a;
 	struct informer *in;
 	struct prom *prom;
+	struct httpd *h; /* set once serving (atomic: handlers may run first) */
 };
 
 static const char usage_text[] =
@@ -219,9 +221,13 @@ static void
 metrics(struct ctx *c, struct httpd_reply *p)
 {
 	json_t *st = avail_stats(c->a), *v;
+	struct httpd *h = __atomic_load_n(&c->h, __ATOMIC_ACQUIRE);
 	const char *res;
 	char labels[160];
 
+	if (h)
+		prom_set(c->prom, "k8shazgpu_webhook_connections_total", NULL,
+			(double)httpd_connections(h));
 	prom_set(c->prom, "k8shazgpu_webhook_inventory_synced", NULL,
 		avail_synced(c->a) == AVAIL_ALL);
 	json_object_foreach(json_object_get(st, "free"), res, v) {
@@ -311,6 +317,8 @@ declare_metrics(struct prom *p)
 		"Pods over their RuntimeClass limits, by limit and action.");
 	prom_histogram(p, "k8shazgpu_webhook_review_seconds",
 		"Time to answer one review.", bounds, sizeof bounds / sizeof *bounds);
+	prom_counter(p, "k8shazgpu_webhook_connections_total",
+		"HTTPS connections accepted (few when clients keep them alive).");
 	prom_gauge(p, "k8shazgpu_webhook_inventory_synced",
 		"1 once nodes, pods and runtimeclasses have been listed.");
 	prom_gauge(p, "k8shazgpu_webhook_free",
@@ -337,6 +345,7 @@ serve(struct ctx *c, const sigset_t *sigs)
 		err_warn("%s", err);
 		return HAZ_FAIL;
 	}
+	__atomic_store_n(&c->h, h, __ATOMIC_RELEASE);
 	err_warn("serving on %s (port %d)", c->listen, httpd_port(h));
 	while ((sig = sigtimedwait(sigs, NULL, &second)) != SIGTERM &&
 		sig != SIGINT) {
@@ -345,6 +354,7 @@ serve(struct ctx *c, const sigset_t *sigs)
 		case -1: err_warn("%s; keeping the certificate in use", err); break;
 		}
 	}
+	__atomic_store_n(&c->h, NULL, __ATOMIC_RELEASE);
 	httpd_stop(h, GRACE);
 	return HAZ_OK;
 }
