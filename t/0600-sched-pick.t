@@ -20,23 +20,6 @@ gpus() {
 	done
 }
 
-# mig NODE INDEX PROFILE...: GPU INDEX of NODE in MIG mode, and its MIG
-# devices NODE-gINDEX-m0...
-mig() {
-	node=$1 g=$2
-	shift 2
-	printf '{"kind":"gpu","node":"%s","index":%d,"uuid":"%s-g%d","memory_mib":81559,"util_pct":null,"mig_enabled":true,"mig":null,"health":"ok"}\n' \
-		"$node" "$g" "$node" "$g"
-	d=0
-	for p; do
-		gib=${p#*.}
-		printf '{"kind":"gpu","node":"%s","index":%d,"uuid":"%s-g%d-m%d","memory_mib":%d,"util_pct":null,"mig_enabled":true,"mig":{"profile":"%s","parent_uuid":"%s-g%d","device":%d},"health":"ok"}\n' \
-			"$node" "$g" "$node" "$g" "$d" $((${gib%gb} * 1024)) "$p" \
-			"$node" "$g" "$d"
-		d=$((d + 1))
-	done
-}
-
 # pick ARGS: sched-pick with the records as [id, node, indexes, score] or
 # [id, reason], then "exit N" and the messages.
 pick() {
@@ -48,22 +31,13 @@ pick() {
 	cat err
 }
 
-# The main inventory: n1 4 H100s busy, n2 2 A100 40GB idle, n3 3 H100s
-# cheap, n4 and n5 idle but never usable.
-{
-	cat <<'EOF'
-{"kind":"node","name":"n1","labels":{"gpu":"h100","zone":"a"},"ready":true,"cost":3.0}
-{"kind":"node","name":"n2","labels":{"gpu":"a100","zone":"a"},"ready":true,"cost":1.0}
-{"kind":"node","name":"n3","labels":{"gpu":"h100","zone":"b","gpu-orchestrator/cheap-node":"true"},"ready":true,"cost":2.0}
-{"kind":"node","name":"n4","labels":{"gpu":"h100"},"ready":false}
-{"kind":"node","name":"n5","labels":{"gpu":"h100"},"unschedulable":true}
-EOF
-	gpus n1 81559 50 60 70 80
-	gpus n2 40960 10 20
-	gpus n3 81559 30 30 30
-	gpus n4 81559 0 0 0 0 0 0 0 0
-	gpus n5 81559 0 0 0 0 0 0 0 0
-} >inv
+# The inventories several checks share are fixtures, copied under the
+# short names the checks use; t/fixtures/sched-pick/README says what each
+# holds (inv: n1 4 H100s busy, n2 2 A100 40GB idle, n3 3 H100s cheap, n4
+# and n5 idle but never usable).
+F=$FIXTURES/sched-pick
+cp "$F/fleet.ndjson" inv && cp "$F/mig-1g.ndjson" gpuinv && cp "$F/mig-mixed.ndjson" miginv &&
+	cp "$F/unhealthy.ndjson" uinv && cp "$F/five-gpus.ndjson" pinv || exit 1
 
 cat >batch <<'EOF'
 {"kind":"request","id":"b/1","gpus":2}
@@ -151,13 +125,6 @@ exit 0
 exit 0
 EOF
 
-{
-	mig g1 0 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb
-	mig g1 1 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb
-	mig g1 2 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb
-	echo '{"kind":"allocation","id":"x/used","devices":["g1-g1-m0","g1-g1-m1","g1-g1-m2","g1-g1-m3","g1-g1-m4"]}'
-	echo '{"kind":"allocation","id":"x/used2","devices":["g1-g2-m0"]}'
-} >gpuinv
 cat >migreq <<'EOF'
 {"kind":"request","id":"m/1","gpus":3,"mig_profile":"1g.10gb"}
 EOF
@@ -243,7 +210,7 @@ cat >prio <<'EOF'
 {"kind":"request","id":"q/6","priority":"high"}
 EOF
 check_output 'priority: higher first, then earlier created, then input order' \
-	'gpus p1 81559 10 20 30 40 50 >pinv && pick -S priority pinv prio' <<'EOF'
+	'pick -S priority pinv prio' <<'EOF'
 ["q/5","p1",[4],5]
 ["q/3","p1",[0],25]
 ["q/2","p1",[1],30]
@@ -311,12 +278,6 @@ IN' <<'EOF'
 exit 0
 EOF
 
-{
-	gpus u1 81559 0 90
-	echo '{"kind":"gpu","node":"u1","index":0,"uuid":"u1-g0","memory_mib":81559,"util_pct":0,"mig_enabled":false,"mig":null,"health":"unhealthy"}'
-	gpus u2 81559 5 | sed 's/"health":"ok"/"health":"warn"/'
-	echo '{"kind":"node","name":"u2","ready":false}'
-} >uinv
 check_output 'unhealthy devices and unready nodes are never chosen; warn is' 'pick uinv - <<IN
 {"kind":"request","id":"u/1"}
 {"kind":"request","id":"u/2"}
@@ -330,11 +291,6 @@ IN' <<'EOF'
 exit 0
 EOF
 
-{
-	mig m1 0 2g.20gb 2g.20gb 2g.20gb 1g.10gb
-	gpus m1 81559 40 | sed 's/"index":0/"index":1/; s/m1-g0/m1-g1/'
-	mig m2 0 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb 1g.10gb
-} >miginv
 check_output 'MIG: profiles, a fallback chain tried profile by profile, reasons' \
 	'sched-pick miginv - <<IN | jq -c "[.id, .node, .devices, .mig_profile, .fallback_from, .reason]"
 {"kind":"request","id":"w/1","gpus":1}

@@ -19,17 +19,6 @@ mig_pod() {
 EOF
 }
 
-# SECONDS CMD...: retry CMD once a second until it succeeds or time is up.
-eventually() {
-	n=$1
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 1
-	done
-}
-
 phases() { k get pods -n "$NS" -o json | jq -r '.items[] | "\(.metadata.name) \(.status.phase) \(.spec.nodeName)"' | sort -V; }
 all_running() { [ "$(phases | grep -c ' Running medium$')" -eq "$1" ]; }
 

@@ -8,17 +8,6 @@ NS=t9300-nodeagent
 D=$K8SHAZGPU_SIM_DIR
 k() { k8shazgpu-sim kubectl "$@"; }
 
-# SECONDS CMD...: retry CMD once a second until it succeeds or time is up.
-eventually() {
-	n=$1
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 1
-	done
-}
-
 # One cycle of NODE's agent against the topology file FILE.
 cycle() { k8shazgpu-nodeagent -1 -N "$1" -t "$2" 2>/dev/null; }
 

@@ -9,24 +9,44 @@ need_cluster
 NS=t9400
 k() { k8shazgpu-sim kubectl "$@"; }
 
-# SECONDS CMD...: retry CMD once a second until it succeeds or time is up.
-eventually() {
-	n=$1
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 1
-	done
+# SECONDS WHAT CMD...: wait until CMD succeeds printing nothing; else say
+# WHAT is not gone, and fail.
+gone() {
+	gone_s=$1 gone_what=$2
+	shift 2
+	eventually "$gone_s" prints_nothing "$@" && return 0
+	echo "t9400: $gone_what not gone after $gone_s s" >&2
+	return 1
+}
+prints_nothing() { out=$("$@") && [ -z "$out" ]; }
+# The processes of every controller started still running (a zombie has
+# ended).
+ctl_running() {
+	[ ! -f "$SCRATCH/ctl.pids" ] ||
+		ps -e -o pgid=,pid=,stat= | awk 'NR == FNR {g[$1]; next} ($1 in g) && $3 !~ /^Z/' "$SCRATCH/ctl.pids" -
+}
+fleet_slices() {
+	k get resourceslices -o json | jq -r '.items[] | select(.spec.nodeName // "" | startswith("fleet-")) | .metadata.name'
 }
 
+# Everything the test makes goes, and is waited for until really gone: the
+# pods first (with their namespace), while their nodes still run them, then
+# the nodes and, owned by them, their ResourceSlices. A run right after
+# another on the same cluster so starts from the same state.
 cleanup() {
-	[ ! -f "$SCRATCH/ctl.pid" ] || kill -- "-$(cat "$SCRATCH/ctl.pid")" 2>/dev/null
-	k delete namespace "$NS" --wait=false >/dev/null 2>&1
+	cl_rc=0
+	if [ -f "$SCRATCH/ctl.pids" ]; then
+		while read -r g; do kill -- "-$g" 2>/dev/null; done <"$SCRATCH/ctl.pids"
+	fi
+	gone 30 "the controller" ctl_running || cl_rc=1
+	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
+	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || cl_rc=1
 	k delete nodes -l pool=fleet --wait=false >/dev/null 2>&1
-	k delete configmap -n canhazgpu-system k8shazgpu-config >/dev/null 2>&1
+	gone 60 "the pool=fleet nodes" k get nodes -l pool=fleet -o name || cl_rc=1
+	gone 60 "the ResourceSlices of the fleet nodes" fleet_slices || cl_rc=1
+	k delete configmap -n canhazgpu-system k8shazgpu-config --ignore-not-found >/dev/null 2>&1
+	return $cl_rc
 }
-trap cleanup EXIT
 
 # Twenty nodes of ten whole GPUs each, labelled pool=fleet.
 cat >fleet.yaml <<'EOF'
@@ -37,7 +57,9 @@ nodes:
 - {name: fleet, count: 20, gpus: 10}
 EOF
 
-cleanup
+cleanup || { echo "Bail out! t9400: what an earlier run left is not gone"; exit 1; }
+trap 'cleanup || exit 1' EXIT
+trap 'exit 1' INT TERM
 yaml2json "$TOP/manifests/crds/gpuworkloads.yaml" | claim-make -a >/dev/null
 eventually 30 k get gpuworkloads -A
 k create namespace "$NS" >/dev/null
@@ -56,13 +78,17 @@ check_output 'the fleet publishes 200 GPUs' \
 EOF
 
 # The controller, every second, tolerating the KWOK taint.
-port=$((20000 + $$ % 10000))
+port=$(free_port)
 export K8SHAZGPU_JOB_TOLERATIONS='[{"key":"kwok.x-k8s.io/node","operator":"Exists","effect":"NoSchedule"}]'
 # In a process group of its own, so a crash can take all of it, as a
 # container's would.
+# Its checks are timed (backoff sampled every 0.5 s); under VALGRIND=1 its
+# tools run natively here, and under valgrind in t/0600 and t/9300.
+ctl_path=$(printf '%s' "$PATH" | sed "s|$BUILD/valgrind:||")
 start_controller() {
-	setsid k8shazgpu-controller -i 1 -d "$SCRATCH/state" -l 127.0.0.1:$port >/dev/null 2>>"$SCRATCH/controller.log" &
+	PATH=$ctl_path setsid k8shazgpu-controller -i 1 -d "$SCRATCH/state" -l 127.0.0.1:$port >/dev/null 2>>"$SCRATCH/controller.log" &
 	echo $! >"$SCRATCH/ctl.pid"
+	echo $! >>"$SCRATCH/ctl.pids"
 }
 start_controller
 
@@ -172,7 +198,8 @@ EOF
 check_output 'killed mid-flight and restarted: no duplicate Job, no workload lost' '
 	i=0; while [ $i -lt 9 ]; do workload k$i; i=$((i + 1)); done | claim-make -a >/dev/null
 	n=0; until k get jobs -n "$NS" -o name | grep -q "/k"; do n=$((n + 1)); [ $n -lt 200 ] || break; sleep 0.05; done
-	kill -KILL -- "-$(cat "$SCRATCH/ctl.pid")"; sleep 1; start_controller
+	kill -s KILL -- "-$(cat "$SCRATCH/ctl.pid")" || exit 1
+	sleep 1; start_controller
 	eventually 60 all_running 200 &&
 	k get jobs -n "$NS" -o json | jq -r "[.items[].metadata.ownerReferences[0].name] | \"\(length) jobs, \(unique | length) workloads\"" &&
 	k get gpuworkloads -n "$NS" -o json | jq -r "[.items[] | select(.status.phase != \"Running\")] | length"' <<'EOF'

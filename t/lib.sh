@@ -4,6 +4,8 @@
 #   check 'desc' 'cmds'         ok when cmds (eval'd, in the scratch dir) exit 0
 #   check_output 'desc' 'cmd'   ok when cmd's stdout equals the expected text on stdin
 #   must_fail N cmd...          true when cmd exits with exactly status N (not a crash)
+#   eventually SECONDS cmd...   true once cmd succeeds, tried once a second
+#   free_port                   print a TCP port no socket uses now
 #   skip_all 'why'              skip the whole script
 #
 # Each script runs in its own fresh scratch directory t/trash/<script>/.
@@ -80,6 +82,36 @@ must_fail() {
 		return 1
 	fi
 	return 0
+}
+
+# eventually SECONDS CMD...: retry CMD once a second until it succeeds
+# (true) or SECONDS tries have failed (false); CMD's output is discarded.
+eventually() {
+	ev_n=$1
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		ev_n=$((ev_n - 1))
+		[ $ev_n -gt 0 ] || return 1
+		sleep 1
+	done
+}
+
+# free_port prints a TCP port from 12000 to 19999 that no socket uses now:
+# below the range k8shazgpu-sim takes its ports from, so a cluster started
+# at the same time does not take it either.
+free_port() {
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v seed="$(od -An -N4 -tu4 /dev/urandom)" '
+	function hex(s,  i, v) {
+		for (i = 1; i <= length(s); i++)
+			v = v * 16 + index("0123456789ABCDEF", toupper(substr(s, i, 1))) - 1
+		return v
+	}
+	$2 ~ /:/ { split($2, a, ":"); used[hex(a[2])] = 1 }
+	END {
+		srand(seed + 0)
+		do p = 12000 + int(rand() * 8000); while (p in used)
+		print p
+	}'
 }
 
 done_testing() {
