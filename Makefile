@@ -56,7 +56,7 @@ ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
 # OpenSSL update. `make CURL=system` links the system libcurl, shared.
 CURL ?= min
 ifeq ($(CURL),min)
-CURL_PREFIX := $(shell scripts/curl-build prefix)
+CURL_PREFIX := $(shell scripts/curl-build prefix 2>/dev/null)
 CURL_PC = $(CURL_PREFIX)/lib/pkgconfig/libcurl.pc
 export PKG_CONFIG_PATH := $(CURL_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 SSL_A := $(wildcard $(addprefix $(shell $(PKG_CONFIG) --variable=libdir libcrypto 2>/dev/null)/,libssl.a libcrypto.a))
