@@ -396,13 +396,7 @@ start_server() {
 		sleep 0.1
 	done
 }
-# eventually CMD...: retry CMD every 0.1 s for up to $T seconds.
-eventually() {
-	n=0
-	until "$@" 2>/dev/null; do
-		n=$((n + 1)); [ $n -lt $((T * 10)) ] || return 1; sleep 0.1
-	done
-}
+EVENTUALLY_HZ=10
 https() { curl -sS --max-time "$T" --cacert "${CA:-c1/ca.crt}" "$@"; }
 # post FILE: POST it to /mutate; prints the body, then the HTTP status.
 post() { https --data-binary "@$1" -H 'Content-Type: application/json' -w '\n%{http_code}\n' "https://127.0.0.1:$PORT/mutate"; }
@@ -478,13 +472,13 @@ check 'HTTPS: a new certificate and CA are served after the files change' '
 	k8shazgpu-webhook-certs -d c2 -H 127.0.0.1 >/dev/null &&
 	cp c2/tls.crt cert/tls.crt.new && cp c2/tls.key cert/tls.key.new &&
 	mv cert/tls.key.new cert/tls.key && mv cert/tls.crt.new cert/tls.crt &&
-	CA=c2/ca.crt && eventually https -o /dev/null https://127.0.0.1:$PORT/healthz &&
+	CA=c2/ca.crt && eventually "$T" https -o /dev/null https://127.0.0.1:$PORT/healthz &&
 	! curl -sS --max-time "$T" --cacert c1/ca.crt -o /dev/null https://127.0.0.1:$PORT/healthz 2>/dev/null &&
 	grep -q "certificate reloaded from cert/tls.crt" server.err'
 
 check 'HTTPS: a key that does not match is refused and the old pair kept' '
 	cp c1/tls.key cert/tls.key &&
-	eventually grep -q "keeping the certificate in use" server.err &&
+	eventually "$T" grep -q "keeping the certificate in use" server.err &&
 	CA=c2/ca.crt https https://127.0.0.1:$PORT/healthz >/dev/null'
 
 check 'HTTPS: TERM lets a slow request in flight finish, then exits 0' '
@@ -493,7 +487,7 @@ check 'HTTPS: TERM lets a slow request in flight finish, then exits 0' '
 	CURL=$!
 	sleep 1.5 && kill -TERM $PID && wait $CURL &&
 	test "$(head -n 1 slow.out | jq -r .response.uid)" = big && test "$(tail -n 1 slow.out)" = 200 &&
-	eventually test -s server.rc && test "$(cat server.rc)" = 0 &&
+	eventually "$T" test -s server.rc && test "$(cat server.rc)" = 0 &&
 	! CA=c2/ca.crt https https://127.0.0.1:$PORT/healthz 2>/dev/null'
 kill $PID 2>/dev/null
 

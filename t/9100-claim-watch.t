@@ -26,16 +26,7 @@ k() { k8shazgpu-sim kubectl "$@"; }
 # Generous waits: under valgrind claim-watch starts slowly.
 WAIT=90
 
-# until_true SECONDS CMD...: retry CMD every 0.2 s until it succeeds.
-until_true() {
-	n=$(($1 * 5))
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || return 1
-		sleep 0.2
-	done
-}
+EVENTUALLY_HZ=5
 has() { grep -q -- "$2" "$1"; }
 lines_at_least() { [ "$(wc -l <"$1")" -ge "$2" ]; }
 # has_line FILE TEXT: FILE has TEXT, and no line cut short at its end.
@@ -95,7 +86,7 @@ k create namespace "$NS" >/dev/null
 
 cm pre seq 1
 watcher seq -l t9100=seq -c 7 -t 180
-until_true $WAIT has seq.err 'watching'
+eventually $WAIT has seq.err 'watching'
 cm a seq 1
 cm b seq 1
 setv a 2
@@ -131,13 +122,13 @@ watcher cap -l t9100=cap -c 5 -t 180
 k8shazgpu-sim kubectl get --raw "/api/v1/namespaces/$NS/configmaps?watch=1&labelSelector=t9100%3Dcap&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true" \
 	>cap.raw 2>cap.raw.err &
 RAW=$!
-until_true $WAIT has cap.err 'watching'
-until_true $WAIT has cap.raw '"BOOKMARK"'
+eventually $WAIT has cap.err 'watching'
+eventually $WAIT has cap.raw '"BOOKMARK"'
 setv cap-a 2
 rmcm cap-b
 cm cap-c cap 1
 finish cap
-until_true $WAIT has_line cap.raw '"name":"cap-c"'
+eventually $WAIT has_line cap.raw '"name":"cap-c"'
 { kill "$RAW" && wait "$RAW"; } 2>/dev/null
 RAW=
 
@@ -171,13 +162,13 @@ check "claim-watch's own output replays to itself, byte for byte" \
 
 cm r0 restart 1
 watcher restart -l t9100=restart -c 6 -t 240
-until_true $WAIT has restart.err 'watching'
+eventually $WAIT has restart.err 'watching'
 cm r1 restart 1
-until_true $WAIT has restart.out '"r1"'
+eventually $WAIT has restart.out '"r1"'
 restart_apiserver
 # once the watcher shows this one, it is back; what follows must come once
 cm r2-sync restart 1
-until_true $WAIT has restart.out '"r2-sync"'
+eventually $WAIT has restart.out '"r2-sync"'
 setv r1 2
 cm r3 restart 1
 rmcm r0
@@ -208,7 +199,7 @@ while [ $i -lt 70 ]; do
 	i=$((i + 1))
 done | jq -s '{apiVersion:"v1",kind:"List",items:.}' | k create -f - >/dev/null
 watcher gone -l t9100=gone -c 77 -t 240
-until_true $WAIT has gone.err 'watching'
+eventually $WAIT has gone.err 'watching'
 kill -STOP "$WATCHER"
 # while it is frozen: its connection drops, things change, the new
 # apiserver's watch cache starts after the changes, etcd forgets them
@@ -285,7 +276,7 @@ held() {
 			--errors-for-leak-kinds=definite,indirect \
 			"$BUILD/claim-watch" "$@" >"$name.out" 2>"$name.vg" &
 		pid=$!
-		until_true $WAIT ls "$SCRATCH/vgdb-from-vgdb-to-$pid-"*
+		eventually $WAIT ls "$SCRATCH/vgdb-from-vgdb-to-$pid-"*
 		gdb -q -batch -ex "target remote | vgdb --vgdb-prefix=$SCRATCH/vgdb --pid=$pid" \
 			-ex "$bp" -ex continue -ex delete -ex "$hold" -ex continue \
 			"$BUILD/claim-watch" >"$name.gdb" 2>&1
@@ -305,7 +296,7 @@ if command -v gdb >/dev/null 2>&1; then
 	rm -f paused resume
 	held expired -1 -L 2 -n "$NS" -l t9100=page configmaps &
 	HELD=$!
-	until_true $WAIT test -e paused
+	eventually $WAIT test -e paused
 	cm page-6 page 6
 	k8shazgpu-sim stop apiserver >/dev/null 2>&1
 	compact_etcd
@@ -356,9 +347,9 @@ k create -f crd.json >/dev/null
 k wait --for condition=established --timeout=60s crd/$CRD >/dev/null
 printf '{"apiVersion":"t9100.example.com/v1","kind":"Widget","metadata":{"name":"w1","namespace":"%s"},"spec":{"size":3}}' \
 	"$NS" >w1.json
-until_true 30 k create -f w1.json
+eventually 30 k create -f w1.json
 widget_names() { for r in "$@"; do claim-watch -1 -n "$NS" "$r" | jq -r '[.type, .object.kind, .object.metadata.name] | join(" ")'; done; }
-until_true 30 claim-watch -1 -n "$NS" wdg
+eventually 30 claim-watch -1 -n "$NS" wdg
 check_output 'a CRD by plural.group, group/version/plural, singular, kind, short name' \
 	"widget_names $CRD t9100.example.com/v1/widgets widget Widget wdg widgets.v1.t9100.example.com" <<'EOF'
 ADDED Widget w1

@@ -25,15 +25,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# eventually CMD...: retry CMD every half second for up to $T seconds.
-eventually() {
-	n=0
-	until "$@" >/dev/null 2>&1; do
-		n=$((n + 1))
-		[ $n -lt $((T * 2)) ] || return 1
-		sleep 0.5
-	done
-}
+EVENTUALLY_HZ=2
 
 # ---- the webhook, registered by URL with our own CA ----------------------
 
@@ -47,10 +39,10 @@ serve() {
 	shift
 	( webhook-patch "$@" -l 127.0.0.1:0 -c certs/tls.crt -k certs/tls.key 2>"$name.err" &
 	  echo $! >"$name.pid"; wait $!; echo $? >"$name.rc" ) &
-	eventually grep -q "(port [0-9]*)" "$name.err" || return 1
+	eventually "$T" grep -q "(port [0-9]*)" "$name.err" || return 1
 	PORT=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$name.err")
 	PIDS="$PIDS $(cat "$name.pid")"
-	eventually curl -fsS --cacert certs/ca.crt "https://127.0.0.1:$PORT/readyz"
+	eventually "$T" curl -fsS --cacert certs/ca.crt "https://127.0.0.1:$PORT/readyz"
 }
 
 # register NAME NAMESPACE PORT: a MutatingWebhookConfiguration sending that
@@ -70,9 +62,9 @@ register() {
 			namespaceSelector: {matchLabels: {"kubernetes.io/metadata.name": $ns}},
 			failurePolicy: "Fail", sideEffects: "None", admissionReviewVersions: ["v1"],
 			timeoutSeconds: 15}]}' | k apply -f - >/dev/null &&
-	eventually k get serviceaccount default -n "$2" &&
+	eventually "$T" k get serviceaccount default -n "$2" &&
 	# the API server picks the configuration up within a moment
-	eventually called "$2"
+	eventually "$T" called "$2"
 }
 
 # pod NAME NAMESPACE RESOURCE COUNT: a pod asking COUNT of RESOURCE,
@@ -160,12 +152,12 @@ Warning: nvidia.com/mig-2g.20gb: 1 asked, 0 free; falling back to nvidia.com/mig
 X
 
 check 'all 14 run: 12 on medium, the 2 fallbacks where 1g.10gb is' '
-	eventually all_running "$NS" t9500=mig 14 &&
+	eventually "$T" all_running "$NS" t9500=mig 14 &&
 	test "$(k get pods -n "$NS" -l t9500=mig -o json | jq -r "[.items[] | select(.spec.containers[0].resources.limits[\"nvidia.com/mig-2g.20gb\"]) | .spec.nodeName] | unique | join(\",\")")" = medium'
 
 check 'once they are gone, the webhook counts 12 free again' '
 	k delete pods -n "$NS" -l t9500=mig --wait=true --timeout=120s >/dev/null &&
-	eventually free_is 12'
+	eventually "$T" free_is 12'
 
 # ---- the same as a burst ---------------------------------------------------
 
@@ -176,7 +168,7 @@ check_output '14 pods created at once: exactly 12 keep 2g.20gb, 2 fall back, all
 		i=$((i + 1))
 	done; wait
 	cat burst-*.err | grep -v "^Warning: nvidia.com/mig-2g.20gb: 1 asked, 0 free; falling back" >&2
-	eventually all_running "$NS" t9500=mig 14
+	eventually "$T" all_running "$NS" t9500=mig 14
 	placed | cut -d" " -f2,3 | sort | uniq -c | sed "s/^ *//"' <<'X'
 2 nvidia.com/mig-1g.10gb 2g.20gb->1g.10gb
 12 nvidia.com/mig-2g.20gb -
@@ -194,7 +186,7 @@ check_output 'a Deployment asking 2g.20gb while none is free: its template falls
 						resources: {limits: {\"nvidia.com/mig-2g.20gb\": \"1\"}}}]}}}}" |
 	k create -f - 2>&1 >/dev/null &&
 	k get deployment mig-dep -n "$NS" -o json | jq -c ".spec.template | [.metadata.annotations, .spec.containers[0].resources]" &&
-	eventually all_running "$NS" app=mig-dep 2 &&
+	eventually "$T" all_running "$NS" app=mig-dep 2 &&
 	k get pods -n "$NS" -l app=mig-dep -o json | jq -r ".items[] | [.status.phase,
 		(.spec.containers[0].resources.limits | keys[0]), .metadata.annotations[\"gpu-webhook.k8s.io/fallback\"]] | join(\" \")"' <<'X'
 Warning: nvidia.com/mig-2g.20gb: 2 asked for 2 pods, 0 free; falling back to nvidia.com/mig-1g.10gb
@@ -233,11 +225,11 @@ filled() {
 	rcpod probe "$NS" seeweb-nvidia-2xa6000 "{}" | k create --dry-run=server -o json -f - 2>/dev/null |
 		jq -e '.spec.containers[0].resources.limits.cpu == "16"' >/dev/null
 }
-check 'the webhook sees the RuntimeClasses' 'eventually filled'
+check 'the webhook sees the RuntimeClasses' 'eventually "$T" filled'
 
 check_output 'seeweb: the 1 GPU, 16Gi, 2 cpu pod runs as it is' '
 	rcpod nvidia-smi "$NS" seeweb-nvidia-1xa6000 "{\"nvidia.com/gpu\":1,\"memory\":\"16Gi\",\"cpu\":2}" |
-	k create -f - && eventually all_running "$NS" t9500=rc 1 &&
+	k create -f - && eventually "$T" all_running "$NS" t9500=rc 1 &&
 	k get pod nvidia-smi -n "$NS" -o json | jq -c ".spec.containers[0].resources"' <<'X'
 pod/nvidia-smi created
 {"limits":{"cpu":"2","memory":"16Gi","nvidia.com/gpu":"1"},"requests":{"cpu":"2","memory":"16Gi","nvidia.com/gpu":"1"}}
@@ -254,14 +246,14 @@ X
 check_output 'seeweb: the two-container pod fits 2xa6000 and runs' '
 	rcpod nvidia-smi-double "$NS" seeweb-nvidia-2xa6000 "{\"nvidia.com/gpu\":1,\"memory\":\"16Gi\",\"cpu\":1}" \
 		"{\"nvidia.com/gpu\":1,\"memory\":\"16Gi\",\"cpu\":1}" | k create -f - &&
-	eventually all_running "$NS" t9500=rc 2 && echo running' <<'X'
+	eventually "$T" all_running "$NS" t9500=rc 2 && echo running' <<'X'
 pod/nvidia-smi-double created
 running
 X
 
 check_output 'seeweb: a pod with no resources gets the class limits and runs' '
 	rcpod nvidia-smi-empty "$NS" seeweb-nvidia-1xa6000 "{}" | k create -f - 2>&1 &&
-	eventually all_running "$NS" t9500=rc 3 &&
+	eventually "$T" all_running "$NS" t9500=rc 3 &&
 	k get pod nvidia-smi-empty -n "$NS" -o json | jq -c "[.status.phase, .spec.containers[0].resources]"' <<'X'
 Warning: resources set from RuntimeClass seeweb-nvidia-1xa6000: nvidia.com/gpu 1, cpu 8, memory 32861620Ki
 pod/nvidia-smi-empty created
@@ -299,7 +291,7 @@ X
 
 check 'both webhooks stop on TERM and exit 0' '
 	kill -TERM $(cat main.pid) $(cat gate.pid) &&
-	eventually test -s main.rc && eventually test -s gate.rc &&
+	eventually "$T" test -s main.rc && eventually "$T" test -s gate.rc &&
 	test "$(cat main.rc) $(cat gate.rc)" = "0 0"'
 
 done_testing

@@ -84,15 +84,17 @@ must_fail() {
 	return 0
 }
 
-# eventually SECONDS CMD...: retry CMD once a second until it succeeds
-# (true) or SECONDS tries have failed (false); CMD's output is discarded.
+# eventually SECONDS CMD...: retry CMD $EVENTUALLY_HZ times a second (1
+# unless set) until it succeeds (true) or SECONDS seconds of tries have
+# failed (false); CMD's output is discarded.
 eventually() {
-	ev_n=$1
+	ev_hz=${EVENTUALLY_HZ:-1}
+	ev_n=$(($1 * ev_hz))
 	shift
 	while ! "$@" >/dev/null 2>&1; do
 		ev_n=$((ev_n - 1))
 		[ $ev_n -gt 0 ] || return 1
-		sleep 1
+		sleep "$(awk -v hz="$ev_hz" 'BEGIN { print 1 / hz }')"
 	done
 }
 
