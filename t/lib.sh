@@ -90,11 +90,12 @@ must_fail() {
 eventually() {
 	ev_hz=${EVENTUALLY_HZ:-1}
 	ev_n=$(($1 * ev_hz))
+	ev_pause=$(awk -v hz="$ev_hz" 'BEGIN { print 1 / hz }')
 	shift
 	while ! "$@" >/dev/null 2>&1; do
 		ev_n=$((ev_n - 1))
 		[ $ev_n -gt 0 ] || return 1
-		sleep "$(awk -v hz="$ev_hz" 'BEGIN { print 1 / hz }')"
+		sleep "$ev_pause"
 	done
 }
 
