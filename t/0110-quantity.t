@@ -4,16 +4,7 @@
 # subtracted; the exact reason for each bad input.
 . "$(dirname "$0")/lib.sh"
 
-# qty: the driver, under valgrind when the tools are.
-qty() {
-	if [ "${VALGRIND:-}" = 1 ]; then
-		valgrind -q --error-exitcode=99 --leak-check=full \
-			--errors-for-leak-kinds=definite,indirect \
-			"$BUILD/unit/quantity"
-	else
-		"$BUILD/unit/quantity"
-	fi
-}
+qty() { unit quantity; }
 
 check_output 'every suffix form, in canonical form' 'qty <<IN
 10Gi

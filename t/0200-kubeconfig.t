@@ -11,15 +11,7 @@ HOME=$SCRATCH/home
 export HOME
 mkdir -p "$HOME/.kube" certs sa
 
-KC=$BUILD/unit/kubeconfig
-kc() {
-	if [ "${VALGRIND:-}" = 1 ]; then
-		valgrind -q --error-exitcode=99 --leak-check=full \
-			--errors-for-leak-kinds=definite,indirect "$KC" "$@"
-	else
-		"$KC" "$@"
-	fi
-}
+kc() { unit kubeconfig "$@"; }
 # show prints the fields a test looks at, one per line.
 show() { jq -r 'to_entries[] | "\(.key)=\(.value | if type == "object" then tojson else . end)"'; }
 

@@ -40,17 +40,6 @@ EOF
 
 # ---- the library pieces, offline ----------------------------------------
 
-# unit NAME ARGS: a test driver, under valgrind when asked.
-unit() {
-	u=$BUILD/unit/$1
-	shift
-	if [ "${VALGRIND:-}" = 1 ]; then
-		valgrind -q --error-exitcode=99 --leak-check=full \
-			--errors-for-leak-kinds=definite,indirect "$u" "$@"
-	else
-		"$u" "$@"
-	fi
-}
 check_output 'the uid table: random puts, takes, deletes, growth, walks' \
 	'unit hmap 4 1 && unit hmap 4 99' <<'EOF'
 ok 4

@@ -4,15 +4,7 @@
 # takes on one GPU, compute-instance splits sharing GPU instances.
 . "$(dirname "$0")/lib.sh"
 
-# mig: the driver, under valgrind when the tools are.
-mig() {
-	if [ "${VALGRIND:-}" = 1 ]; then
-		valgrind -q --error-exitcode=99 --leak-check=full \
-			--errors-for-leak-kinds=definite,indirect "$BUILD/unit/mig"
-	else
-		"$BUILD/unit/mig"
-	fi
-}
+mig() { unit mig; }
 
 check_output 'the profiles of A100, H100, H200 and Blackwell parts' 'mig <<IN
 1g.10gb

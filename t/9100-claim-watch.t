@@ -370,14 +370,7 @@ done
 
 # ---- the REST calls of lib/kube.c (build/unit/kube) ------------------------
 
-kube() {
-	if [ "${VALGRIND:-}" = 1 ]; then
-		valgrind -q --error-exitcode=99 --leak-check=full \
-			--errors-for-leak-kinds=definite,indirect "$BUILD/unit/kube" "$@"
-	else
-		"$BUILD/unit/kube" "$@"
-	fi
-}
+kube() { unit kube "$@"; }
 P=/api/v1/namespaces/$NS/configmaps
 obj() { printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"%s"%s},"data":%s}' "$@"; }
 uid() { kube get "$P/$1" | jq -r .metadata.uid; }

@@ -6,6 +6,8 @@
 #   must_fail N cmd...          true when cmd exits with exactly status N (not a crash)
 #   eventually SECONDS cmd...   true once cmd succeeds, tried once a second
 #   free_port                   print a TCP port no socket uses now
+#   unit NAME ARGS...           run the unit driver build/unit/NAME (under
+#                               valgrind when the tools are)
 #   skip_all 'why'              skip the whole script
 #
 # Each script runs in its own fresh scratch directory t/trash/<script>/.
@@ -29,6 +31,17 @@ t_n=0
 t_failed=0
 
 plan() { echo "1..$1"; }
+
+unit() {
+	u=$BUILD/unit/$1
+	shift
+	if [ "${VALGRIND:-}" = 1 ]; then
+		valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect "$u" "$@"
+	else
+		"$u" "$@"
+	fi
+}
 
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }
 
