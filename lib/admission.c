@@ -7,6 +7,7 @@
 #include "admission.h"
 #include "b64.h"
 #include "err.h"
+#include "jload.h"
 
 static const char *
 str(const json_t *o, const char *key)
@@ -26,6 +27,7 @@ bad(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	err_clean(err);
 	return -1;
 }
 
@@ -108,7 +110,7 @@ adm_warn(struct adm_verdict *v, const char *fmt, ...)
 	va_end(ap);
 	if (!v->warnings)
 		v->warnings = json_array();
-	json_array_append_new(v->warnings, json_string(s));
+	json_array_append_new(v->warnings, json_string(err_clean(s)));
 	free(s);
 }
 
@@ -119,8 +121,9 @@ adm_refuse(struct adm_verdict *v, int code, const char *reason,
 	v->allowed = 0;
 	v->code = code;
 	snprintf(v->reason, sizeof v->reason, "%s", reason);
+	err_clean(v->reason);
 	free(v->message);
-	v->message = estrdup(message);
+	v->message = err_clean(estrdup(message));
 }
 
 void
@@ -198,12 +201,55 @@ adm_answer_json(const json_t *review, adm_decide_fn *decide, void *arg,
 	return out;
 }
 
+/* What the policy never reads of a review, left out as it is read (the
+ * policy, mutate(3), reads the request's fields, the object's metadata,
+ * and of its pod spec runtimeClassName, schedulingGates and the
+ * containers' names, resources and restartPolicy): request.oldObject,
+ * the object's status, metadata.managedFields, and these members of
+ * any spec and of any container. */
+static const char *const spec_unread[] = {"affinity", "dnsConfig",
+	"ephemeralContainers", "hostAliases", "imagePullSecrets",
+	"readinessGates", "securityContext", "tolerations",
+	"topologySpreadConstraints", "volumeClaimTemplates", "volumes", NULL};
+static const char *const container_unread[] = {"args", "command", "env",
+	"envFrom", "lifecycle", "livenessProbe", "ports", "readinessProbe",
+	"securityContext", "startupProbe", "volumeDevices", "volumeMounts", NULL};
+
+static const char *const object_unread[] = {"status", NULL};
+static const char *const request_unread[] = {"oldObject", NULL};
+static const char *const metadata_unread[] = {"managedFields", NULL};
+
+static const char *const *
+unread(const char *const *path, int depth, void *arg)
+{
+	const char *parent = path[depth], *list;
+
+	(void)arg;
+	if (depth < 1 || !path[1] || strcmp(path[1], "request"))
+		return NULL;
+	if (depth == 1)
+		return request_unread;
+	if (!path[2] || strcmp(path[2], "object"))
+		return NULL;
+	if (depth == 2)
+		return object_unread;
+	if (parent && !strcmp(parent, "metadata"))
+		return metadata_unread;
+	if (parent && !strcmp(parent, "spec"))
+		return spec_unread;
+	list = parent ? NULL : path[depth - 1];
+	if (list && (!strcmp(list, "containers") || !strcmp(list, "initContainers")))
+		return container_unread;
+	return NULL;
+}
+
 json_t *
 adm_answer(const char *buf, size_t len, adm_decide_fn *decide, void *arg,
 	enum adm_outcome *outcome, char *err, size_t errlen)
 {
 	json_error_t jerr;
-	json_t *review = json_loadb(buf, len, JSON_DECODE_ANY, &jerr), *out;
+	json_t *review = jl_loadb_skip(buf, len, JSON_DECODE_ANY, &jerr, unread,
+		NULL), *out;
 
 	if (!review) {
 		*outcome = ADM_INVALID;
@@ -235,4 +281,5 @@ adm_json_error(const char *buf, size_t len, char *err, size_t errlen)
 	}
 	snprintf(err, errlen, "invalid JSON at line %d column %d: %s", jerr.line,
 		jerr.column, jerr.text);
+	err_clean(err);
 }

@@ -107,3 +107,47 @@ easprintf(const char *fmt, ...)
 		err_die(HAZ_FAIL, "vasprintf:");
 	return s;
 }
+
+/* utf8_len returns the length of the valid UTF-8 sequence at s, or 0. */
+static int
+utf8_len(const unsigned char *s)
+{
+	unsigned cp, n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		(cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return (int)n;
+}
+
+char *
+err_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	int n;
+
+	while (*p) {
+		if (*p < ' ' || *p == 0x7f)
+			*p++ = '?';
+		else if ((n = utf8_len(p)))
+			p += n;
+		else
+			*p++ = '?';
+	}
+	return s;
+}

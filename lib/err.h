@@ -29,4 +29,10 @@ char *estrdup(const char *s);
 /* easprintf returns a malloc'd formatted string or dies. */
 char *easprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* err_clean turns each byte of s that is a control character or no part
+ * of valid UTF-8 into '?', in place, and returns s: a message quoting
+ * bad input (jansson's "near '...'"), or cut inside a character by a
+ * precision, is then safe on a terminal and a valid JSON string. */
+char *err_clean(char *s);
+
 #endif

@@ -1,6 +1,7 @@
 /* jscan: strict JSON into flat tokens, strings decoded in place (js_parse)
  * or left as they came (js_scan). */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,6 +182,8 @@ escape(struct scan *s, char **w)
 		s->p += 6;
 		c = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);
 	}
+	if (!c)
+		s->d->nul = 1;
 	put_utf8(w, c);
 	return 0;
 }
@@ -388,6 +391,8 @@ number(struct scan *s)
 		s->d->t[t].d = (double)s->d->t[t].i;
 	} else {
 		s->d->t[t].d = strtod(copy, &end);
+		if (!real || isinf(s->d->t[t].d))
+			s->d->bignum = 1;
 	}
 	if (copy != tmp)
 		free(copy);
@@ -498,6 +503,8 @@ parse(struct js_doc *d, char *buf, size_t len, int raw)
 	d->errcol = 0;
 	d->err[0] = '\0';
 	d->spaced = 0;
+	d->bignum = 0;
+	d->nul = 0;
 	if (value(&s) < 0)
 		return -1;
 	skip_ws(&s);

@@ -51,6 +51,9 @@ struct js_doc {
 	int errcol;       /* on error: 1-based byte column */
 	char err[64];     /* on error: what was wrong */
 	int spaced;       /* after js_scan: whitespace outside strings */
+	int bignum;       /* an integer out of long long's range was read
+	                     (as JS_REAL), or a real overflowed to infinity */
+	int nul;          /* a string or key holds \u0000 */
 };
 
 /* js_parse reads buf[0..len) (modified in place) into d, reusing d's

@@ -120,8 +120,10 @@ diff_objects(json_t *ops, struct path *path, const json_t *a,
 		}
 	}
 	json_object_foreach((json_t *)b, key, vb) {
+		if ((va = json_object_get(a, key)) == vb)
+			continue; /* shared: equal */
 		was = path_push(path, key);
-		if (!(va = json_object_get(a, key)))
+		if (!va)
 			op(ops, "add", path, vb);
 		else
 			diff(ops, path, va, vb);

@@ -68,60 +68,85 @@ controlled(const json_t *obj)
 	return 0;
 }
 
-/* find_target locates the pod of obj (the working copy) by group and
- * kind. Returns 0, or -1 for an object left alone. */
+/* own replaces o[key], when it is an object or an array, by a copy one
+ * level deep (its members shared), and returns it: the policy may then
+ * change that level without touching the review's object. */
+static json_t *
+own(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (json_is_object(v) || json_is_array(v)) {
+		v = json_copy(v);
+		json_object_set_new(o, key, v);
+	}
+	return v;
+}
+
+/* own_containers owns what the policy edits in a list of containers:
+ * the list, each container, its resources, requests and limits. */
+static void
+own_containers(json_t *spec, const char *key)
+{
+	json_t *list = own(spec, key), *c, *res;
+	size_t i;
+
+	json_array_foreach(list, i, c) {
+		if (!json_is_object(c))
+			continue;
+		json_array_set_new(list, i, c = json_copy(c));
+		if (json_is_object(res = own(c, "resources"))) {
+			own(res, "requests");
+			own(res, "limits");
+		}
+	}
+}
+
+/* find_target locates the pod of copy (the working copy of the review's
+ * object) by group and kind, owning each level on the way down and then
+ * what the policy changes in the pod: its annotations, runtimeClassName,
+ * schedulingGates and the resources of its containers. All else stays
+ * shared with the review's object, and jp_diff passes over shared
+ * members at once, so a large object costs little more than a small
+ * one. Returns 0, or -1 for an object left alone. */
 static int
-find_target(json_t *obj, const char *group, const char *kind,
+find_target(json_t *copy, const char *group, const char *kind,
 	struct target *t)
 {
-	json_t *spec = json_object_get(obj, "spec");
+	json_t *spec;
 
 	memset(t, 0, sizeof *t);
 	t->replicas = 1;
 	if (!strcmp(group, "") && !strcmp(kind, "Pod")) {
-		t->pod = obj;
+		t->pod = copy;
 		t->is_pod = 1;
-	} else if (controlled(obj)) {
+	} else if (controlled(copy)) {
 		return -1;
 	} else if ((!strcmp(group, "apps") && (!strcmp(kind, "Deployment") ||
 		!strcmp(kind, "StatefulSet") || !strcmp(kind, "ReplicaSet"))) ||
 		(!strcmp(group, "") && !strcmp(kind, "ReplicationController"))) {
-		t->pod = json_object_get(spec, "template");
+		spec = own(copy, "spec");
+		t->pod = own(spec, "template");
 		t->replicas = count(spec, "replicas");
 	} else if (!strcmp(group, "apps") && !strcmp(kind, "DaemonSet")) {
-		t->pod = json_object_get(spec, "template");
+		t->pod = own(own(copy, "spec"), "template");
 	} else if (!strcmp(group, "batch") && !strcmp(kind, "Job")) {
-		t->pod = json_object_get(spec, "template");
+		spec = own(copy, "spec");
+		t->pod = own(spec, "template");
 		t->replicas = count(spec, "parallelism");
 	} else if (!strcmp(group, "batch") && !strcmp(kind, "CronJob")) {
-		spec = json_object_get(json_object_get(spec, "jobTemplate"), "spec");
-		t->pod = json_object_get(spec, "template");
+		spec = own(own(own(copy, "spec"), "jobTemplate"), "spec");
+		t->pod = own(spec, "template");
 		t->replicas = count(spec, "parallelism");
 	}
-	t->spec = json_object_get(t->pod, "spec");
-	return json_is_object(t->pod) && json_is_object(t->spec) ? 0 : -1;
-}
-
-/* working_copy returns a copy of obj for the policy to change, sharing
- * what it never touches. The policy sets annotations (replacing values,
- * so metadata and its annotations are copied one level deep) and edits
- * spec in place (copied whole); managedFields, status and the rest stay
- * shared with obj, and jp_diff passes over shared members at once, so a
- * large object costs little more than a small one. */
-static json_t *
-working_copy(const json_t *obj)
-{
-	json_t *copy = json_copy((json_t *)obj), *meta, *v;
-
-	if (json_is_object(meta = json_object_get(copy, "metadata"))) {
-		meta = json_copy(meta);
-		if (json_is_object(v = json_object_get(meta, "annotations")))
-			json_object_set_new(meta, "annotations", json_copy(v));
-		json_object_set_new(copy, "metadata", meta);
-	}
-	if ((v = json_object_get(copy, "spec")))
-		json_object_set_new(copy, "spec", json_deep_copy(v));
-	return copy;
+	if (!json_is_object(t->pod) ||
+		!json_is_object(t->spec = own(t->pod, "spec")))
+		return -1;
+	own(own(t->pod, "metadata"), "annotations");
+	own(t->spec, "schedulingGates");
+	own_containers(t->spec, "containers");
+	own_containers(t->spec, "initContainers");
+	return 0;
 }
 
 void
@@ -140,7 +165,7 @@ mutate_decide(const struct mutate_opts *o, struct avail *a,
 	if (*r->subresource || !r->object ||
 		(!create && strcmp(r->operation, "UPDATE")))
 		return;
-	copy = working_copy(r->object);
+	copy = json_copy(r->object);
 	if (find_target(copy, r->group, r->kind, &t) < 0 ||
 		(t.is_pod && !create)) {
 		json_decref(copy);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "jload.h"
 #include "nd.h"
 #include "ndline.h"
 
@@ -67,10 +68,10 @@ nd_read(struct nd_reader *r, json_t **out)
 			return -1;
 	if (rc == 0)
 		return 0;
-	*out = json_loadb(line, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	*out = jl_loadb(line, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
 	if (!*out) {
 		nd_warn(r, "invalid JSON at column %d: %s", jerr.column,
-			jerr.text);
+			err_clean(jerr.text));
 		return -1;
 	}
 	return 1;

@@ -11,6 +11,7 @@
 
 #include "err.h"
 #include "hmap.h"
+#include "jload.h"
 #include "jscan.h"
 #include "kube.h"
 #include "watch.h"
@@ -305,7 +306,7 @@ deliver(struct watch *w, const char *type, const struct obj *o)
 		w->stopped = w->raw(type, o->js, o->len, w->arg);
 		return;
 	}
-	if (!dom && !(dom = json_loadb(o->js, o->len, 0, &jerr)))
+	if (!dom && !(dom = jl_loadb(o->js, o->len, 0, &jerr)))
 		err_die(HAZ_FAIL, "json_loadb: %s", jerr.text);
 	w->stopped = w->fn(type, dom, w->arg);
 	if (dom != o->dom)
@@ -528,7 +529,7 @@ stream_event(struct watch *w, const char *type, int ob, long long offset,
 		o.js = compact = emalloc(o.len);
 		o.len = js_compact(d->t[ob].s, d->t[ob].len, compact);
 	}
-	if (!w->raw && !(o.dom = json_loadb(o.js, o.len, 0, &jerr))) {
+	if (!w->raw && !(o.dom = jl_loadb(o.js, o.len, 0, &jerr))) {
 		snprintf(why, sizeof why, "invalid JSON: %s", jerr.text);
 		bad_line(e, w, lineno, offset, why);
 		ret = 1;

@@ -261,6 +261,8 @@ jq -cn --rawfile b big.txt '{apiVersion: "admission.k8s.io/v1", kind: "Admission
 	printf '%s\n' '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"noobj","operation":"CREATE","kind":{"kind":"Pod"}}}'
 	cat big.json
 	printf '%s\n' 'null'
+	printf '%s\n' '{"D?P\uD¶D}'
+	printf '%s\n' '{"apiVersion":"admission.k8s.io/v1ééééééééééééééééééééééééé","kind":"AdmissionReview","request":{"uid":"cut"}}'
 } >malformed.in
 check_output 'every malformed review gets a valid response, in order, and exit 1' '
 	webhook-patch -i inv.ndjson malformed.in 2>malformed.err; echo "exit $?"' <<'X'
@@ -279,11 +281,13 @@ check_output 'every malformed review gets a valid response, in order, and exit 1
 {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"noobj","allowed":false,"status":{"code":400,"reason":"BadRequest","message":"invalid AdmissionReview: request.object is missing"}}}
 {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"big","allowed":true}}
 {"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"","allowed":false,"status":{"code":400,"reason":"BadRequest","message":"invalid AdmissionReview: not a JSON object"}}}
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"","allowed":false,"status":{"code":400,"reason":"BadRequest","message":"invalid AdmissionReview: invalid JSON at line 1 column 9: invalid escape near '\"D?P\\uD?'"}}}
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"cut","allowed":false,"status":{"code":400,"reason":"BadRequest","message":"invalid AdmissionReview: unsupported apiVersion \"admission.k8s.io/v1éééééééééééééééééééééé?\" (want admission.k8s.io/v1)"}}}
 exit 1
 X
 
 check_output 'each bad line is named on stderr with its line number' 'cat malformed.err' <<'X'
-webhook-patch: malformed.in:1: invalid JSON at column 103: '}' expected near end of file
+webhook-patch: malformed.in:1: invalid AdmissionReview: invalid JSON at line 1 column 103: '}' expected near end of file
 webhook-patch: malformed.in:2: blank line
 webhook-patch: malformed.in:3: invalid AdmissionReview: not a JSON object
 webhook-patch: malformed.in:4: invalid AdmissionReview: kind "Pod" is not AdmissionReview
@@ -297,6 +301,26 @@ webhook-patch: malformed.in:11: invalid AdmissionReview: request.operation "PATC
 webhook-patch: malformed.in:12: invalid AdmissionReview: request.kind is missing
 webhook-patch: malformed.in:13: invalid AdmissionReview: request.object is missing
 webhook-patch: malformed.in:15: invalid AdmissionReview: not a JSON object
+webhook-patch: malformed.in:16: invalid AdmissionReview: invalid JSON at line 1 column 9: invalid escape near '"D?P\uD?'
+webhook-patch: malformed.in:17: invalid AdmissionReview: unsupported apiVersion "admission.k8s.io/v1éééééééééééééééééééééé?" (want admission.k8s.io/v1)
+X
+
+# What the policy never reads (oldObject, status, managedFields, volumes,
+# tolerations, env, probes, ...) is left out as a review is read; the
+# patch still applies to the whole object, and the text is checked whole.
+check_output 'a full Deployment review: the patch of the parts read, for the whole object' '
+	webhook-patch -i inv.ndjson "$TOP/t/fuzz/corpus/apiserver-deployment.json" | show' <<'X'
+{"uid":"dep-1","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/spec/template/metadata/annotations","value":{"gpu-webhook.k8s.io/fallback":"2g.20gb->1g.10gb"}},{"op":"remove","path":"/spec/template/spec/containers/0/resources/limits/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/template/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"}],"warnings":["nvidia.com/mig-2g.20gb: 13 asked for 13 pods, 12 free; falling back to nvidia.com/mig-1g.10gb"]}
+X
+check_output 'a NUL or a number out of range in a part left out still makes the review invalid' '
+	d="$TOP/t/fuzz/corpus/apiserver-deployment.json"
+	{ jq -c ".request.object.spec.template.spec.containers[0].env[0].value = \"a\u0000b\"" "$d"
+	  sed "s/\"emptyDir\":{}/\"emptyDir\":{\"sizeLimit\":99999999999999999999}/" "$d"
+	} | webhook-patch -i inv.ndjson 2>&1 | jq -R -c "fromjson? // . | if type == \"object\" then .response.status.message else . end"' <<'X'
+"webhook-patch: <stdin>:1: invalid AdmissionReview: invalid JSON at line 1 column 1024: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"a\\u0000b\"'"
+"invalid AdmissionReview: invalid JSON at line 1 column 1024: \\u0000 is not allowed without JSON_ALLOW_NUL near '\"a\\u0000b\"'"
+"webhook-patch: <stdin>:2: invalid AdmissionReview: invalid JSON at line 1 column 841: too big integer near '99999999999999999999'"
+"invalid AdmissionReview: invalid JSON at line 1 column 841: too big integer near '99999999999999999999'"
 X
 
 check 'a line over 8 MiB is answered, not parsed' '
@@ -524,7 +548,7 @@ if [ "${VALGRIND:-}" != 1 ] && clang -fsanitize=fuzzer probe.c -o probe >/dev/nu
 	check 'libFuzzer: 20000 runs over the review parser find nothing' '
 		cd "$TOP" && clang -g -O1 -fsanitize=fuzzer,address -std=c11 -D_GNU_SOURCE -iquote lib \
 			t/fuzz/webhook-review.c lib/admission.c lib/avail.c lib/b64.c lib/err.c \
-			lib/jsonpatch.c lib/mig.c lib/migchain.c lib/mutate.c lib/mutate_mig.c \
+			lib/jload.c lib/jscan.c lib/jsonpatch.c lib/mig.c lib/migchain.c lib/mutate.c lib/mutate_mig.c \
 			lib/mutate_rc.c lib/podres.c lib/quantity.c lib/yaml.c \
 			$(pkg-config --cflags --libs jansson yaml-0.1) -lm -o "$SCRATCH/fuzz" &&
 		cd "$SCRATCH" && mkdir -p corpus && ./fuzz -runs=20000 -max_total_time=60 \

@@ -48,6 +48,7 @@
 #include "migchain.h"
 #include "mutate.h"
 #include "nd.h"
+#include "ndline.h"
 #include "prom.h"
 
 #define MAX_BODY (8 << 20)
@@ -159,22 +160,23 @@ decide(const struct adm_request *r, struct adm_verdict *v, void *arg)
 
 /* ---- stdin mode -------------------------------------------------------- */
 
+/* answer_line answers the review on one line (the reader has warned of
+ * a blank one, got < 0), as serving answers a request body. */
 static json_t *
-answer_record(struct ctx *c, struct nd_reader *r, json_t *rec, int got)
+answer_line(struct ctx *c, struct nd_reader *r, const char *line, size_t n,
+	int got)
 {
 	char err[512];
 	enum adm_outcome out;
 	json_t *resp;
 
-	if (got < 0) {
-		adm_json_error(r->line, strlen(r->line), err, sizeof err);
-		return adm_invalid("", err);
-	}
-	if (strlen(r->line) > MAX_BODY) {
+	if (got < 0)
+		return adm_invalid("", "empty request");
+	if (n > MAX_BODY) {
 		nd_warn(r, "review larger than %d bytes", MAX_BODY);
 		return adm_invalid("", "request body larger than 8388608 bytes");
 	}
-	resp = adm_answer_json(rec, decide, c, &out, err, sizeof err);
+	resp = adm_answer(line, n, decide, c, &out, err, sizeof err);
 	if (out == ADM_INVALID)
 		nd_warn(r, "invalid AdmissionReview: %s", err);
 	return resp;
@@ -184,7 +186,9 @@ static int
 filter(struct ctx *c, int argc, char **argv)
 {
 	struct nd_reader r;
-	json_t *rec, *resp;
+	json_t *resp;
+	char *line;
+	size_t n;
 	int i, got, status = HAZ_OK;
 
 	for (i = 0; i < (argc ? argc : 1); i++) {
@@ -192,11 +196,10 @@ filter(struct ctx *c, int argc, char **argv)
 			status = HAZ_FAIL;
 			continue;
 		}
-		while ((got = nd_read(&r, &rec)) != 0) {
-			resp = answer_record(c, &r, rec, got);
+		while ((got = ndl_read(&r, &line, &n)) != 0) {
+			resp = answer_line(c, &r, line, n, got);
 			nd_write(resp);
 			json_decref(resp);
-			json_decref(rec);
 		}
 		if (r.failed)
 			status = HAZ_FAIL;
