@@ -201,45 +201,52 @@ adm_answer_json(const json_t *review, adm_decide_fn *decide, void *arg,
 	return out;
 }
 
-/* What the policy never reads of a review, left out as it is read (the
- * policy, mutate(3), reads the request's fields, the object's metadata,
- * and of its pod spec runtimeClassName, schedulingGates and the
- * containers' names, resources and restartPolicy): request.oldObject,
- * the object's status, metadata.managedFields, and these members of
- * any spec and of any container. */
-static const char *const spec_unread[] = {"affinity", "dnsConfig",
-	"ephemeralContainers", "hostAliases", "imagePullSecrets",
-	"readinessGates", "securityContext", "tolerations",
-	"topologySpreadConstraints", "volumeClaimTemplates", "volumes", NULL};
-static const char *const container_unread[] = {"args", "command", "env",
-	"envFrom", "lifecycle", "livenessProbe", "ports", "readinessProbe",
-	"securityContext", "startupProbe", "volumeDevices", "volumeMounts", NULL};
-
-static const char *const object_unread[] = {"status", NULL};
-static const char *const request_unread[] = {"oldObject", NULL};
-static const char *const metadata_unread[] = {"managedFields", NULL};
+/* What the policy reads of a review, all else being left out as it is
+ * read: the envelope; of the request, what adm_parse takes; of the
+ * object (and of any template in it), metadata's names, annotations and
+ * owners; of any spec, the members that lead to a pod spec or count its
+ * replicas, and those the policy reads or edits in a pod spec; of each
+ * container, its name, resources and restartPolicy. mutate(3) reads
+ * nothing else (the fuzz target checks that every answer is the one the
+ * whole review gets). */
+static const char *const top_read[] = {"apiVersion", "kind", "request",
+	NULL};
+static const char *const request_read[] = {"uid", "kind", "operation",
+	"namespace", "name", "subResource", "object", "dryRun", NULL};
+static const char *const object_read[] = {"metadata", "spec", NULL};
+static const char *const metadata_read[] = {"name", "generateName",
+	"namespace", "annotations", "ownerReferences", NULL};
+static const char *const spec_read[] = {"containers", "initContainers",
+	"runtimeClassName", "schedulingGates", "template", "jobTemplate",
+	"replicas", "parallelism", NULL};
+static const char *const container_read[] = {"name", "resources",
+	"restartPolicy", NULL};
 
 static const char *const *
-unread(const char *const *path, int depth, void *arg)
+unread(const char *const *path, int depth, int *keep, void *arg)
 {
 	const char *parent = path[depth], *list;
 
 	(void)arg;
-	if (depth < 1 || !path[1] || strcmp(path[1], "request"))
+	*keep = 1;
+	if (depth == 0)
+		return top_read;
+	if (!path[1] || strcmp(path[1], "request"))
 		return NULL;
 	if (depth == 1)
-		return request_unread;
+		return request_read;
 	if (!path[2] || strcmp(path[2], "object"))
 		return NULL;
-	if (depth == 2)
-		return object_unread;
+	if (depth == 2 || (parent && (!strcmp(parent, "template") ||
+		!strcmp(parent, "jobTemplate"))))
+		return object_read;
 	if (parent && !strcmp(parent, "metadata"))
-		return metadata_unread;
+		return metadata_read;
 	if (parent && !strcmp(parent, "spec"))
-		return spec_unread;
+		return spec_read;
 	list = parent ? NULL : path[depth - 1];
 	if (list && (!strcmp(list, "containers") || !strcmp(list, "initContainers")))
-		return container_unread;
+		return container_read;
 	return NULL;
 }
 

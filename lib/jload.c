@@ -39,7 +39,7 @@ build(struct walk *w, int i)
 	const struct js_tok *t = &d->t[i];
 	const char *const *skip;
 	json_t *v, *c;
-	int k, m;
+	int k, m, keep;
 
 	switch (t->type) {
 	case JS_NULL: return json_null();
@@ -59,11 +59,12 @@ build(struct walk *w, int i)
 		break;
 	case JS_OBJECT:
 		v = json_object();
-		skip = w->skip ? w->skip(w->path, w->depth, w->arg) : NULL;
+		keep = 0;
+		skip = w->skip ? w->skip(w->path, w->depth, &keep, w->arg) : NULL;
 		for (m = 0, k = i + 1; m < t->n; m++, k = d->t[k + 1].next) {
 			if (strlen(d->t[k].s) != d->t[k].len)
 				break; /* jansson takes no key holding NUL */
-			if (skip && among(skip, d->t[k].s))
+			if (skip && among(skip, d->t[k].s) != keep)
 				continue;
 			w->path[++w->depth] = d->t[k].s;
 			c = build(w, k + 1);
