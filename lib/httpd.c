@@ -323,7 +323,11 @@ static struct gen *
 gen_start(struct httpd *h, char *err, size_t errlen)
 {
 	struct gen *g = ecalloc(1, sizeof *g);
-	unsigned flags = MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD |
+	/* poll(2), not epoll: with epoll libmicrohttpd 0.9.75 spins a worker
+	 * at full speed for as long as a client sits in the middle of a TLS
+	 * handshake (three bytes of a record suffice), until the connection
+	 * times out */
+	unsigned flags = MHD_USE_POLL | MHD_USE_INTERNAL_POLLING_THREAD |
 		MHD_USE_TLS | MHD_USE_ITC | (h->o.verbose ? MHD_USE_ERROR_LOG : 0);
 	size_t certlen;
 

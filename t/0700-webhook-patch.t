@@ -466,6 +466,18 @@ check_output 'HTTPS: a refusal, truncated JSON, a wrong kind, a 3 MiB object, 9 
 413
 X
 
+# A client that stops in the middle of its TLS handshake (three bytes of
+# a record) must cost nothing while it waits: the server's CPU time over
+# two seconds stays under a tenth of a second (spinning, it took two).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+check 'HTTPS: a client stalled mid-handshake costs no CPU' '
+	bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT && printf \"\\026\\003\\001\" >&3 && sleep 3" &
+	STALL=$!
+	sleep 0.5 && t0=$(cpu_ticks $PID) && sleep 2 && t1=$(cpu_ticks $PID)
+	kill $STALL 2>/dev/null; wait $STALL 2>/dev/null
+	echo "# server CPU ticks over 2 s with a stalled handshake: $((t1 - t0))"
+	[ $((t1 - t0)) -lt 10 ]'
+
 check 'HTTPS: 16 reviews at once each get their own answer' '
 	i=1; while [ $i -le 16 ]; do
 		migpod c$i nvidia.com/mig-1g.10gb 1 >c$i.json
