@@ -108,43 +108,53 @@ easprintf(const char *fmt, ...)
 	return s;
 }
 
-/* utf8_len returns the length of the valid UTF-8 sequence at s, or 0. */
-static int
-utf8_len(const unsigned char *s)
+/* utf8_len returns the length of the well-formed UTF-8 sequence at p
+ * (lead byte >= 0x80), or 0: no overlongs, surrogates or values past
+ * U+10FFFF. */
+int
+utf8_len(const unsigned char *p, const unsigned char *end)
 {
-	unsigned cp, n, i;
+	unsigned c = p[0], lo = 0x80, hi = 0xbf;
+	int n, i;
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
 	else
 		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-		(cp >= 0xd800 && cp <= 0xdfff))
+	if (end - p < n)
 		return 0;
-	return (int)n;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
 }
 
 char *
 err_clean(char *s)
 {
-	unsigned char *p = (unsigned char *)s;
+	unsigned char *p = (unsigned char *)s, *end = p + strlen(s);
 	int n;
 
-	while (*p) {
+	while (p < end) {
 		if (*p < ' ' || *p == 0x7f)
 			*p++ = '?';
-		else if ((n = utf8_len(p)))
+		else if (*p < 0x80)
+			p++;
+		else if ((n = utf8_len(p, end)))
 			p += n;
 		else
 			*p++ = '?';

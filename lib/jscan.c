@@ -115,41 +115,6 @@ put_utf8(char **w, unsigned c)
 	*w = (char *)o;
 }
 
-/* utf8_len returns the length of the well-formed UTF-8 sequence at p
- * (lead byte >= 0x80), or 0: no overlongs, surrogates or values past
- * U+10FFFF. */
-static int
-utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	unsigned c = p[0], lo = 0x80, hi = 0xbf;
-	int n, i;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (end - p < n)
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
-
 /* escape decodes the escape at s->p (just past the backslash) to *w. */
 static int
 escape(struct scan *s, char **w)
