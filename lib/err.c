@@ -20,17 +20,41 @@ err_init(const char *argv0)
 	err_prog = slash ? slash + 1 : argv0;
 }
 
+/* err_vsay writes `tool: ` and the message to stderr in one write, with
+ * every control character and byte of invalid UTF-8 of the formatted
+ * text turned into '?': names and values quoted from input reach a
+ * terminal or a log as what they are, never as escape sequences. */
+void
+err_vsay(const char *fmt, va_list ap, int with_errno)
+{
+	char small[1024], *msg = small;
+	int saved = errno, n;
+	va_list copy;
+
+	va_copy(copy, ap);
+	n = vsnprintf(small, sizeof small, fmt, copy);
+	va_end(copy);
+	if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)))
+		vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	else if (n >= (int)sizeof small)
+		msg = small; /* cut, but said */
+	if (n < 0)
+		snprintf(small, sizeof small, "(unprintable message)");
+	err_clean(msg);
+	if (with_errno)
+		fprintf(stderr, "%s: %s %s\n", err_prog, msg, strerror(saved));
+	else
+		fprintf(stderr, "%s: %s\n", err_prog, msg);
+	if (msg != small)
+		free(msg);
+}
+
 static void
 vwarn(const char *fmt, va_list ap)
 {
-	int saved = errno;
 	size_t len = strlen(fmt);
 
-	fprintf(stderr, "%s: ", err_prog);
-	vfprintf(stderr, fmt, ap);
-	if (len && fmt[len - 1] == ':')
-		fprintf(stderr, " %s", strerror(saved));
-	fputc('\n', stderr);
+	err_vsay(fmt, ap, len && fmt[len - 1] == ':');
 }
 
 void

@@ -5,6 +5,9 @@
 #ifndef HAZ_ERR_H
 #define HAZ_ERR_H
 
+#include <stdarg.h>
+#include <stddef.h>
+
 /* Exit statuses, the same for every tool (see k8shazgpu(7)). */
 enum {
 	HAZ_OK = 0,    /* everything done */
@@ -20,6 +23,11 @@ void err_init(const char *argv0);
 void err_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void err_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));
+
+/* err_vsay writes "tool: " and fmt's message (control characters
+ * and invalid UTF-8 shown as '?'), then strerror of the errno on entry
+ * when with_errno, and a newline: the one writer of every diagnostic. */
+void err_vsay(const char *fmt, va_list ap, int with_errno);
 
 /* e* wrappers: allocate or die with status 1. */
 void *emalloc(size_t n);

@@ -266,9 +266,15 @@ on_connection(void *cls, struct MHD_Connection *con, void **socket_context,
 static void
 on_log(void *cls, const char *fmt, va_list ap)
 {
+	char msg[512];
+	size_t n;
+
 	(void)cls;
-	fprintf(stderr, "%s: httpd: ", err_prog);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	err_warn("httpd: %s", msg); /* peers' bytes shown cleaned */
 }
 
 /* ---- generations ------------------------------------------------------ */

@@ -1,4 +1,5 @@
 /* jbuf: JSON text building for records written often. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,20 +57,20 @@ static const unsigned char plain[256] = {
 };
 
 void
-jb_str(struct jb *b, const char *s)
+jb_strn(struct jb *b, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
 	char esc[7] = "\\u00";
 	size_t run;
 
 	put(b, "\"", 1);
-	while (*p) {
-		for (run = 0; plain[p[run]]; run++)
+	while (p < end) {
+		for (run = 0; p + run < end && plain[p[run]]; run++)
 			;
 		put(b, (const char *)p, run);
 		p += run;
-		if (!*p)
+		if (p == end)
 			break;
 		switch (*p) {
 		case '"': put(b, "\\\"", 2); break;
@@ -90,6 +91,12 @@ jb_str(struct jb *b, const char *s)
 }
 
 void
+jb_str(struct jb *b, const char *s)
+{
+	jb_strn(b, s, strlen(s));
+}
+
+void
 jb_int(struct jb *b, long long v)
 {
 	char tmp[24], *p = tmp + sizeof tmp;
@@ -104,14 +111,48 @@ jb_int(struct jb *b, long long v)
 	put(b, p, (size_t)(tmp + sizeof tmp - p));
 }
 
+int
+jb_dtoa(double v, char *buf)
+{
+	int n, prec;
+	char *e, *p, *q;
+
+	if (!isfinite(v))
+		return -1;
+	/* the fewest significant digits that read back as v */
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, JB_DTOA_SIZE, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	n = snprintf(buf, JB_DTOA_SIZE, "%.*g", prec, v);
+	if ((e = strchr(buf, 'e'))) {
+		/* "1e+20" as "1e20", "1e-07" as "1e-7" */
+		p = q = e + 1;
+		if (*p == '+')
+			p++;
+		else if (*p == '-')
+			q = ++p;
+		while (*p == '0' && p[1])
+			p++;
+		memmove(q, p, strlen(p) + 1);
+		n = (int)strlen(buf);
+	} else if (!strchr(buf, '.')) {
+		memcpy(buf + n, ".0", 3);
+		n += 2;
+	}
+	return n;
+}
+
 void
 jb_real(struct jb *b, double v)
 {
-	char tmp[40];
-	int n = snprintf(tmp, sizeof tmp, "%.15g", v);
+	char tmp[JB_DTOA_SIZE];
+	int n = jb_dtoa(v, tmp);
 
-	if (!strpbrk(tmp, ".eEni"))
-		n += snprintf(tmp + n, sizeof tmp - (size_t)n, ".0");
+	if (n < 0)
+		err_die(HAZ_FAIL, "<stdout>: cannot write %s as JSON",
+			isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
 	put(b, tmp, (size_t)n);
 }
 
@@ -140,4 +181,56 @@ jb_write(const struct jb *b)
 	if (fwrite(b->buf, 1, b->len, stdout) != b->len ||
 		putchar('\n') == EOF || fflush(stdout) == EOF)
 		err_die(HAZ_FAIL, "<stdout>: write error:");
+}
+
+void
+jb_json(struct jb *b, const json_t *v)
+{
+	const char *key;
+	json_t *m;
+	size_t i, n;
+	int first = 1;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		put(b, "{", 1);
+		json_object_foreach((json_t *)v, key, m) {
+			if (!first)
+				put(b, ",", 1);
+			first = 0;
+			jb_str(b, key);
+			put(b, ":", 1);
+			jb_json(b, m);
+		}
+		put(b, "}", 1);
+		break;
+	case JSON_ARRAY:
+		put(b, "[", 1);
+		n = json_array_size(v);
+		for (i = 0; i < n; i++) {
+			if (i)
+				put(b, ",", 1);
+			jb_json(b, json_array_get(v, i));
+		}
+		put(b, "]", 1);
+		break;
+	case JSON_STRING:
+		jb_strn(b, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER: jb_int(b, json_integer_value(v)); break;
+	case JSON_REAL: jb_real(b, json_real_value(v)); break;
+	case JSON_TRUE: put(b, "true", 4); break;
+	case JSON_FALSE: put(b, "false", 5); break;
+	default: put(b, "null", 4);
+	}
+}
+
+char *
+jb_dumps(const json_t *v)
+{
+	struct jb b = {0};
+
+	jb_json(&b, v);
+	put(&b, "", 1);
+	return b.buf;
 }

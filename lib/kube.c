@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "err.h"
+#include "jbuf.h"
 #include "kube.h"
 
 #define LINE_MAX_BYTES (64L << 20)    /* a longer watch line is refused */
@@ -401,9 +402,7 @@ request(struct kube *k, const char *method, const char *path,
 	if (!(hdrs = prepare(k, method, path, accept, k->timeout_ms, e)))
 		return NULL;
 	if (body) {
-		payload = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
-		if (!payload)
-			err_die(HAZ_FAIL, "json_dumps failed");
+		payload = jb_dumps(body);
 		ct = easprintf("Content-Type: %s", ctype);
 		hdrs = curl_slist_append(hdrs, ct);
 		curl_easy_setopt(k->h, CURLOPT_HTTPHEADER, hdrs);

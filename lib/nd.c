@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
+#include "jbuf.h"
 #include "jload.h"
 #include "nd.h"
 #include "ndline.h"
@@ -17,6 +19,7 @@ nd_open(struct nd_reader *r, const char *path, int flags)
 	r->flags = flags;
 	if (!path || strcmp(path, "-") == 0) {
 		r->f = stdin;
+		r->fd = STDIN_FILENO;
 		r->name = estrdup("<stdin>");
 		return 0;
 	}
@@ -25,6 +28,7 @@ nd_open(struct nd_reader *r, const char *path, int flags)
 		err_warn("%s:", path);
 		return -1;
 	}
+	r->fd = fileno(r->f);
 	r->name = estrdup(path);
 	return 0;
 }
@@ -44,14 +48,29 @@ nd_close(struct nd_reader *r)
 void
 nd_warn(struct nd_reader *r, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fprintf(stderr, "%s: %s:%ld: ", err_prog, r->name, r->recno);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	err_warn("%s:%ld: %s", r->name, r->recno, msg);
 	r->failed = 1;
+}
+
+/* js_error_text says what made jansson refuse a record, in our words
+ * where its own name a flag. */
+static const char *
+js_error_text(json_error_t *e)
+{
+	switch (json_error_code(e)) {
+	case json_error_null_character:
+		return "a string holds \\u0000, which no record may carry";
+	case json_error_null_byte_in_key:
+		return "a member name holds \\u0000, which no record may carry";
+	default:
+		return err_clean(e->text);
+	}
 }
 
 int
@@ -68,50 +87,25 @@ nd_read(struct nd_reader *r, json_t **out)
 			return -1;
 	if (rc == 0)
 		return 0;
-	*out = jl_loadb(line, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	*out = jl_loadb(line, n, JSON_DECODE_ANY, &jerr);
 	if (!*out) {
 		nd_warn(r, "invalid JSON at column %d: %s", jerr.column,
-			err_clean(jerr.text));
+			js_error_text(&jerr));
 		return -1;
 	}
 	return 1;
 }
 
-/* the buffer nd_write serializes a record into, kept between records */
-struct dumpbuf {
-	char *p;
-	size_t len, cap;
-};
-
-/* nd_dump_add appends s[0..n) to a dumpbuf; a json_dump_callback. */
-static int
-nd_dump_add(const char *s, size_t n, void *data)
-{
-	struct dumpbuf *b = data;
-
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2 + 256;
-		b->p = erealloc(b->p, b->cap);
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	return 0;
-}
-
 void
 nd_write(json_t *rec)
 {
-	/* jansson's json_dumpf writes token by token through stdio; one
-	 * buffer, kept between records, and one fwrite cost a third less */
-	static struct dumpbuf b;
+	/* one buffer, kept between records, and one fwrite: jansson's
+	 * json_dumpf writes token by token through stdio */
+	static struct jb b;
 
-	b.len = 0;
-	if (json_dump_callback(rec, nd_dump_add, &b, JSON_COMPACT |
-			JSON_ENCODE_ANY | JSON_REAL_PRECISION(15)) < 0)
-		err_die(HAZ_FAIL, "<stdout>: cannot serialize a record");
-	nd_dump_add("\n", 1, &b);
-	if (fwrite(b.p, 1, b.len, stdout) != b.len || fflush(stdout) == EOF)
-		err_die(HAZ_FAIL, "<stdout>: write error:");
+	jb_reset(&b);
+	jb_json(&b, rec);
+	jb_write(&b);
 }
 
 int

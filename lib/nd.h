@@ -12,12 +12,21 @@
 
 enum { ND_SKIP_BLANK = 1 };
 
+/* The bound on one record of any NDJSON input, in bytes without its line
+ * end (k8shazgpu(7)): a longer one is a bad record, skipped without being
+ * held in memory. */
+#define ND_MAX_RECORD ((size_t)16 << 20)
+
 struct nd_reader {
 	FILE *f;
+	int fd;       /* f's descriptor, read directly */
 	char *name;   /* "<stdin>" or the path, for messages */
 	long recno;   /* number of the record last read, from 1 */
-	char *line;
-	size_t cap;
+	char *line;   /* the bytes read: line[pos..end) not yet taken */
+	size_t cap, pos, end;
+	size_t max;   /* record bound; 0 until the first read sets it */
+	int eof;
+	int toolong;  /* the last record read was past max */
 	int flags;
 	int failed;   /* set once any record was bad */
 };
@@ -29,7 +38,10 @@ void nd_close(struct nd_reader *r);
 
 /* nd_read stores the next record in *out (caller owns it). Returns 1 for a
  * record, 0 at end of input, -1 for a bad record (warned, r->failed set,
- * reading may continue). A read error dies. */
+ * reading may continue): invalid JSON, a string holding \u0000 (no
+ * record of ours carries one, and C strings would cut it), a number out
+ * of range, a record past ND_MAX_RECORD. A read error ends the tool with
+ * status 1; it is never taken for the end of input. */
 int nd_read(struct nd_reader *r, json_t **out);
 
 /* nd_warn reports a problem with the record last read:

@@ -10,7 +10,11 @@
 
 /* ndl_read points *line at the next record (NUL-terminated, writable,
  * valid until the next call) and its length in *len. Returns 1 for a
- * record, 0 at end of input, -1 for a blank line. A read error dies. */
+ * record, 0 at end of input, -1 for a blank line or one longer than
+ * r->max (ND_MAX_RECORD unless set before the first call; warned, skipped
+ * without being held whole). Input is read with read(2), so records
+ * stream from a pipe as they come. A read error ends the tool with
+ * status 1. */
 int ndl_read(struct nd_reader *r, char **line, size_t *len);
 
 #endif

@@ -182,8 +182,11 @@ relayout(struct sp_state *st)
 
 	free(st->by_name);
 	st->by_name = emalloc((st->nnodes + 1) * sizeof *st->by_name);
-	memcpy(st->by_name, st->nodes, st->nnodes * sizeof *st->by_name);
-	qsort(st->by_name, st->nnodes, sizeof *st->by_name, by_name);
+	if (st->nnodes) { /* memcpy and qsort take no NULL, even for 0 */
+		memcpy(st->by_name, st->nodes,
+			st->nnodes * sizeof *st->by_name);
+		qsort(st->by_name, st->nnodes, sizeof *st->by_name, by_name);
+	}
 	hm_free(st->label_sets);
 	st->label_sets = hm_new(free_set);
 	for (i = 0; i < st->nnodes; i++) {
@@ -452,17 +455,28 @@ whole(const struct js_doc *d, int t, long def, long *out)
 	return 0;
 }
 
+/* text reads field f as a string into *out (NULL when absent or null).
+ * Returns 0, or -1 when it holds another type. */
+static int
+text(const struct sp_state *st, enum sp_field f, const char **out)
+{
+	int t = sp_field(st, f);
+
+	*out = t >= 0 ? js_str(&st->doc, t) : NULL;
+	return t >= 0 && !*out ? -1 : 0;
+}
+
 static int
 feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	const char *name = js_str(d, sp_field(st, SPF_NAME));
+	const char *name;
 	int t, ready, unsched, cheap;
 	struct sp_label *labels = NULL;
 	size_t nlabels = 0, i;
 	struct sp_node *n;
 
-	if (!name || !*name)
-		return bad(r, "node record has no name");
+	if (text(st, SPF_NAME, &name) < 0 || !name || !*name)
+		return bad(r, "node record needs a name, a non-empty string");
 	t = sp_field(st, SPF_LABELS);
 	if (t >= 0 && sp_labels_read(d, t, &labels, &nlabels) < 0)
 		return bad(r, "node %s: labels must be an object of strings",
@@ -532,16 +546,25 @@ gpu_profile(struct sp_state *st, const struct js_doc *d, int *prof,
 static int
 feed_gpu(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	const char *uuid = js_str(d, sp_field(st, SPF_UUID));
-	const char *node = js_str(d, sp_field(st, SPF_NODE));
-	const char *health = js_str(d, sp_field(st, SPF_HEALTH));
+	const char *uuid, *node, *health;
 	int ut = sp_field(st, SPF_UTIL), prof, migdev;
 	long index, mem;
 	const char *why;
 	struct sp_dev *dv;
 
-	if (!uuid || !*uuid || !node || !*node)
-		return bad(r, "gpu record needs a uuid and a node");
+	if (text(st, SPF_UUID, &uuid) < 0 || text(st, SPF_NODE, &node) < 0 ||
+		!uuid || !*uuid || !node || !*node)
+		return bad(r, "gpu record needs a uuid and a node, each a "
+			"non-empty string");
+	if (text(st, SPF_HEALTH, &health) < 0 || (health &&
+		strcmp(health, "ok") && strcmp(health, "warn") &&
+		strcmp(health, "unhealthy")))
+		return bad(r, "gpu %s: health must be \"ok\", \"warn\", "
+			"\"unhealthy\" or null", uuid);
+	if (ut >= 0 && ((d->t[ut].type != JS_INT && d->t[ut].type != JS_REAL) ||
+		d->t[ut].d < 0 || d->t[ut].d > 100))
+		return bad(r, "gpu %s: util_pct must be a number from 0 to 100 "
+			"or null", uuid);
 	if (whole(d, sp_field(st, SPF_INDEX), -1, &index) < 0 || index < 0 ||
 		index > 1 << 20)
 		return bad(r, "gpu %s: index must be a whole number >= 0",
@@ -564,10 +587,7 @@ feed_gpu(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		attach(node_get(st, node), dv);
 		st->relayout = 1;
 	}
-	dv->util = 0; /* unknown; clamped to 0..100, as the indexes assume */
-	if (ut >= 0 && (d->t[ut].type == JS_INT || d->t[ut].type == JS_REAL))
-		dv->util = d->t[ut].d >= 100 ? 100
-			: d->t[ut].d > 0 ? (int)d->t[ut].d : 0;
+	dv->util = ut >= 0 ? (int)d->t[ut].d : 0; /* unknown: 0 */
 	dv->healthy = !health || strcmp(health, "unhealthy") != 0;
 	sp_mark(st, dv->node);
 	return 0;
@@ -649,13 +669,14 @@ alloc_devs(struct sp_state *st, struct nd_reader *r, const struct js_doc *d,
 static int
 feed_alloc(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	const char *id = js_str(d, sp_field(st, SPF_ID));
+	const char *id;
 	int arr = sp_field(st, SPF_DEVICES), excl, rc;
 	struct sp_dev **v;
 	long mem;
 
-	if (!id || !*id)
-		return bad(r, "allocation record has no id");
+	if (text(st, SPF_ID, &id) < 0 || !id || !*id)
+		return bad(r, "allocation record needs an id, a non-empty "
+			"string");
 	if (arr < 0 || d->t[arr].type != JS_ARRAY || d->t[arr].n == 0)
 		return bad(r, "allocation %s: devices must be a non-empty "
 			"array of UUIDs", id);
@@ -687,12 +708,13 @@ pend(struct sp_state *st, struct sp_req *q)
 static int
 feed_release(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 {
-	const char *id = js_str(d, sp_field(st, SPF_ID));
+	const char *id;
 	struct sp_req *q;
 	size_t i;
 
-	if (!id || !*id)
-		return bad(r, "release record has no id");
+	(void)d;
+	if (text(st, SPF_ID, &id) < 0 || !id || !*id)
+		return bad(r, "release record needs an id, a non-empty string");
 	if (sp_release(st, id) == 0)
 		return 0;
 	if (!st->pending_live) {
@@ -737,6 +759,14 @@ sp_feed(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 
 	if (d->t[0].type != JS_OBJECT)
 		return bad(r, "record is not a JSON object");
+	/* ids, uuids and names are C strings here: one cut at a NUL would
+	 * name another record's devices */
+	if (d->nul)
+		return bad(r, "a string holds \\u0000, which no record may "
+			"carry");
+	if (d->bignum)
+		return bad(r, "a number out of range (integers fit in 64 bits, "
+			"reals are finite doubles)");
 	js_fields(d, 0, &fields, st->field);
 	if (!(kind = js_str(d, sp_field(st, SPF_KIND))))
 		return bad(r, "record has no kind");

@@ -550,7 +550,8 @@ thresholds(struct spx *x)
 			v[n++].mem = d->mem;
 		}
 	}
-	qsort(v, n, sizeof *v, by_size);
+	if (n) /* qsort(NULL, 0) is undefined */
+		qsort(v, n, sizeof *v, by_size);
 	x->nprofs = st->nprofs;
 	x->tfirst = ecalloc((size_t)x->nprofs, sizeof *x->tfirst);
 	x->pn = ecalloc((size_t)x->nprofs, sizeof *x->pn);

@@ -393,6 +393,6 @@ by_priority(const void *pa, const void *pb)
 void
 sp_req_order(struct sp_req **v, size_t n, int s)
 {
-	if (s == SP_PRIORITY)
+	if (s == SP_PRIORITY && n > 1)
 		qsort(v, n, sizeof *v, by_priority);
 }

@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "err.h"
+#include "jbuf.h"
 #include "hmap.h"
 #include "jload.h"
 #include "jscan.h"
@@ -370,7 +371,8 @@ emit_gone(struct watch *w, struct hm *present)
 	while (hm_next(w->known, &pos, &uid, &val))
 		if (!hm_get(present, uid))
 			gone[n++] = val;
-	qsort(gone, n, sizeof *gone, by_key);
+	if (n > 1)
+		qsort(gone, n, sizeof *gone, by_key);
 	for (i = 0; i < n && !w->stopped; i++) {
 		o.js = js = unpack(w, gone[i]);
 		o.len = gone[i]->len;
@@ -392,10 +394,8 @@ list_item(struct watch *w, const char *type, json_t *item)
 	struct obj o = {NULL, 0, item, meta(item, "uid"),
 		meta(item, "namespace"), meta(item, "name"),
 		meta(item, "resourceVersion")};
-	char *js = json_dumps(item, JSON_COMPACT);
+	char *js = jb_dumps(item);
 
-	if (!js)
-		err_die(HAZ_FAIL, "json_dumps: out of memory");
 	o.js = js;
 	o.len = strlen(js);
 	emit(w, type, &o);
@@ -565,6 +565,13 @@ on_line(char *line, size_t len, long long offset, long lineno, void *arg,
 	if (!scanned || d->t[0].type != JS_OBJECT)
 		return bad_json(w, line, len, offset, lineno, scanned, e);
 	w->got_line = 1;
+	if (d->nul || d->bignum) {
+		/* names that C strings would cut, numbers no reader keeps */
+		bad_line(e, w, lineno, offset, d->nul
+				? "a string holds \\u0000, which no object may carry"
+				: "a number out of range");
+		return 1;
+	}
 	ty = js_raw_get(d, 0, "type");
 	ob = js_raw_get(d, 0, "object");
 	if (ty < 0 || d->t[ty].type != JS_STRING || ob < 0 ||

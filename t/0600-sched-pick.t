@@ -438,9 +438,9 @@ sched-pick: bad.in:5: unknown kind "pod"
 sched-pick: bad.in:6: blank line
 sched-pick: bad.in:7: request record has no id
 sched-pick: bad.in:19: gpu b1-g1: index must be a whole number >= 0
-sched-pick: bad.in:20: node record has no name
+sched-pick: bad.in:20: node record needs a name, a non-empty string
 sched-pick: bad.in:21: node b2: ready, unschedulable and cheap must be true or false, cost a number
-sched-pick: bad.in:22: release record has no id
+sched-pick: bad.in:22: release record needs an id, a non-empty string
 sched-pick: bad.in:25: allocation x/1: devices must be a non-empty array of UUIDs
 sched-pick: bad.in:26: gpu b1-g1: mig must be null or an object with a MIG profile name
 sched-pick: bad.in:27: invalid JSON at column 41: end of input expected
@@ -474,7 +474,7 @@ sched-pick: json.in:5: invalid JSON at column 25: invalid escape
 sched-pick: json.in:6: invalid JSON at column 25: invalid UTF-8
 sched-pick: json.in:7: invalid JSON at column 28: control character in string
 sched-pick: json.in:8: invalid JSON at column 29: end of input expected
-sched-pick: json.in:9: request record has no id
+sched-pick: json.in:9: a number out of range (integers fit in 64 bits, reals are finite doubles)
 sched-pick: json.in:12: invalid JSON at column 2: unexpected end of input
 sched-pick: json.in:13: record is not a JSON object
 sched-pick: json.in:14: invalid JSON at column 1: invalid literal

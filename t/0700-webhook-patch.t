@@ -3,7 +3,7 @@
 # stdin for MIG fallback, RuntimeClass limits and every malformed review;
 # then HTTPS on a loopback port: reviews, /healthz, /readyz, /metrics,
 # certificate reload, concurrency, graceful shutdown; the certificate
-# script; and a short libFuzzer run over the review parser.
+# script.
 . "$(dirname "$0")/lib.sh"
 
 # ---- fixtures ---------------------------------------------------------
@@ -309,11 +309,11 @@ X
 # tolerations, env, probes, ...) is left out as a review is read; the
 # patch still applies to the whole object, and the text is checked whole.
 check_output 'a full Deployment review: the patch of the parts read, for the whole object' '
-	webhook-patch -i inv.ndjson "$TOP/t/fuzz/corpus/apiserver-deployment.json" | show' <<'X'
+	webhook-patch -i inv.ndjson "$TOP/t/fuzz/corpus-webhook-review/apiserver-deployment.json" | show' <<'X'
 {"uid":"dep-1","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/spec/template/metadata/annotations","value":{"gpu-webhook.k8s.io/fallback":"2g.20gb->1g.10gb"}},{"op":"remove","path":"/spec/template/spec/containers/0/resources/limits/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/template/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"}],"warnings":["nvidia.com/mig-2g.20gb: 13 asked for 13 pods, 12 free; falling back to nvidia.com/mig-1g.10gb"]}
 X
 check_output 'a NUL or a number out of range in a part left out still makes the review invalid' '
-	d="$TOP/t/fuzz/corpus/apiserver-deployment.json"
+	d="$TOP/t/fuzz/corpus-webhook-review/apiserver-deployment.json"
 	{ jq -c ".request.object.spec.template.spec.containers[0].env[0].value = \"a\u0000b\"" "$d"
 	  sed "s/\"emptyDir\":{}/\"emptyDir\":{\"sizeLimit\":99999999999999999999}/" "$d"
 	} | webhook-patch -i inv.ndjson 2>&1 | jq -R -c "fromjson? // . | if type == \"object\" then .response.status.message else . end"' <<'X'
@@ -553,22 +553,6 @@ check 'k8shazgpu-webhook runs webhook-patch with its defaults' '
 	k8shazgpu-webhook -n -d c1 -i inv.ndjson >cmd.out &&
 	grep -q "^webhook-patch -l :8443 -c c1/tls.crt -k c1/tls.key -i inv.ndjson$" cmd.out'
 
-# ---- fuzzing ---------------------------------------------------------------
-
-printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return (int)(d && n) * 0; }\n' >probe.c
-if [ "${VALGRIND:-}" != 1 ] && clang -fsanitize=fuzzer probe.c -o probe >/dev/null 2>&1; then
-	check 'libFuzzer: 20000 runs over the review parser find nothing' '
-		cd "$TOP" && clang -g -O1 -fsanitize=fuzzer,address -std=c11 -D_GNU_SOURCE -iquote lib \
-			t/fuzz/webhook-review.c lib/admission.c lib/avail.c lib/b64.c lib/err.c \
-			lib/jload.c lib/jscan.c lib/jsonpatch.c lib/mig.c lib/migchain.c lib/mutate.c lib/mutate_mig.c \
-			lib/mutate_rc.c lib/podres.c lib/quantity.c lib/yaml.c \
-			$(pkg-config --cflags --libs jansson yaml-0.1) -lm -o "$SCRATCH/fuzz" &&
-		cd "$SCRATCH" && mkdir -p corpus && ./fuzz -runs=20000 -max_total_time=60 \
-			-artifact_prefix=./crash- corpus "$TOP/t/fuzz/corpus" 2>fuzz.log &&
-		grep -q "^Done [0-9]* runs" fuzz.log'
-else
-	echo "ok $((t_n + 1)) # SKIP libFuzzer: no clang with libFuzzer, or under valgrind"
-	t_n=$((t_n + 1))
-fi
+# The review parser is fuzzed by t/0890-fuzz.t (t/fuzz/webhook-review.c).
 
 done_testing

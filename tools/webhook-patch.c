@@ -170,12 +170,10 @@ answer_line(struct ctx *c, struct nd_reader *r, const char *line, size_t n,
 	enum adm_outcome out;
 	json_t *resp;
 
+	if (got < 0 && r->toolong) /* warned, not held whole */
+		return adm_invalid("", "request body larger than 8388608 bytes");
 	if (got < 0)
 		return adm_invalid("", "empty request");
-	if (n > MAX_BODY) {
-		nd_warn(r, "review larger than %d bytes", MAX_BODY);
-		return adm_invalid("", "request body larger than 8388608 bytes");
-	}
 	resp = adm_answer(line, n, decide, c, &out, err, sizeof err);
 	if (out == ADM_INVALID)
 		nd_warn(r, "invalid AdmissionReview: %s", err);
@@ -196,6 +194,7 @@ filter(struct ctx *c, int argc, char **argv)
 			status = HAZ_FAIL;
 			continue;
 		}
+		r.max = MAX_BODY; /* a review's bound, as over HTTPS */
 		while ((got = ndl_read(&r, &line, &n)) != 0) {
 			resp = answer_line(c, &r, line, n, got);
 			nd_write(resp);
