@@ -123,7 +123,7 @@ bench: deps
 	@for b in bench/*; do [ -x "$$b" ] && B=$(B) "$$b"; done
 
 format:
-	clang-format -i lib/*.[ch] tools/*.c
+	clang-format -i lib/*.[ch] tools/*.c t/unit/*.c t/fuzz/*.[ch] bench/*.c
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \

@@ -68,6 +68,9 @@ js_error_text(json_error_t *e)
 		return "a string holds \\u0000, which no record may carry";
 	case json_error_null_byte_in_key:
 		return "a member name holds \\u0000, which no record may carry";
+	case json_error_numeric_overflow:
+		return "a number out of range (integers fit in 64 bits, reals "
+		       "are finite doubles)";
 	default:
 		return err_clean(e->text);
 	}

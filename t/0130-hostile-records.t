@@ -80,6 +80,14 @@ sched-pick: <stdin>:2: a number out of range (integers fit in 64 bits, reals are
 exit 1
 X
 
+check_output 'claim-make refuses numbers out of range as sched-pick does' '
+	printf "%s\n" "{\"kind\":\"gpu\",\"memory_mib\":99999999999999999999}" \
+		"{\"kind\":\"gpu\",\"util_pct\":1e400}" | claim-make 2>&1; echo "exit $?"' <<'X'
+claim-make: <stdin>:1: invalid JSON at column 47: a number out of range (integers fit in 64 bits, reals are finite doubles)
+claim-make: <stdin>:2: invalid JSON at column 30: a number out of range (integers fit in 64 bits, reals are finite doubles)
+exit 1
+X
+
 cat >reals <<'X'
 {"apiVersion":"example.com/v1","kind":"Thing","metadata":{"name":"t"},"spec":{"a":0.30000000000000004,"b":0.1,"c":1e20,"d":100.0,"e":1e-7,"f":-0.0,"g":5e-324,"h":123456789.123456789,"i":1e15,"j":2.5}}
 X
