@@ -66,8 +66,8 @@ jb_strn(struct jb *b, const char *s, size_t len)
 
 	put(b, "\"", 1);
 	while (p < end) {
-		for (run = 0; p + run < end && plain[p[run]]; run++)
-			;
+		for (run = 0; plain[p[run]]; run++)
+			; /* stops at a NUL, the one at end at the latest */
 		put(b, (const char *)p, run);
 		p += run;
 		if (p == end)

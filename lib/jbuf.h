@@ -27,7 +27,8 @@ void jb_free(struct jb *b);
 /* jb_raw appends s as it is; jb_str appends s as a quoted JSON string. */
 void jb_raw(struct jb *b, const char *s);
 void jb_str(struct jb *b, const char *s);
-/* jb_strn appends s[0..len) as a JSON string: a NUL byte as \u0000. */
+/* jb_strn appends s[0..len) as a JSON string, a NUL byte as \u0000;
+ * s[len] must be NUL (as in jansson's strings). */
 void jb_strn(struct jb *b, const char *s, size_t len);
 void jb_int(struct jb *b, long long v);
 /* jb_real appends a finite v; infinity or NaN ends the tool (status 1)
