@@ -14,6 +14,7 @@
  *   matches  key -> [token...], oldest first
  *   pending_sum  {res:n} over pending
  *   classes  name -> {annotation: value} of limits.k8s.gpu/ keys */
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,22 +93,34 @@ avail_unlock(struct avail *a)
 
 /* ---- small maps of counts ------------------------------------------- */
 
+/* Every count in the maps is at most AVAIL_COUNT_MAX + 1 per node or pod
+ * (mig_counts, bounded_demand), so sums over fewer than 2^32 pods or
+ * nodes fit in 63 bits; sums and products over nodes are taken in 128
+ * bits all the same, and map_add saturates rather than overflow. */
+typedef unsigned __int128 u128;
+
 static long
 count(const json_t *map, const char *res)
 {
-	return (long)json_integer_value(json_object_get(map, res));
+	json_int_t n = json_integer_value(json_object_get(map, res));
+
+	return n > 0 ? (long)n : 0;
 }
 
-/* map_add adds sign * every count of d into map; zero counts go. */
+/* map_add adds sign * every count of d into map; zero counts go. A sum
+ * beyond LONG_MAX (2^32 pods asking the most) stays at LONG_MAX. */
 static void
 map_add(json_t *map, const json_t *d, int sign)
 {
 	const char *res;
 	json_t *v;
-	long n;
+	long n, add;
 
 	json_object_foreach((json_t *)d, res, v) {
-		n = count(map, res) + sign * (long)json_integer_value(v);
+		add = (long)json_integer_value(v);
+		if (sign > 0 ? __builtin_add_overflow(count(map, res), add, &n)
+			     : __builtin_sub_overflow(count(map, res), add, &n))
+			n = sign > 0 ? LONG_MAX : 0;
 		if (n)
 			json_object_set_new(map, res, json_integer(n));
 		else
@@ -115,9 +128,30 @@ map_add(json_t *map, const json_t *d, int sign)
 	}
 }
 
+/* bounded_demand returns a new copy of a demand ({res:n}) with each
+ * count above AVAIL_COUNT_MAX taken as AVAIL_COUNT_MAX + 1: more than any
+ * node holds, so it still fits nowhere. */
+static json_t *
+bounded_demand(const json_t *d)
+{
+	json_t *out = json_object(), *v;
+	const char *res;
+	json_int_t n;
+
+	json_object_foreach((json_t *)d, res, v) {
+		n = json_integer_value(v);
+		if (n > AVAIL_COUNT_MAX)
+			n = (json_int_t)AVAIL_COUNT_MAX + 1;
+		if (n > 0)
+			json_object_set_new(out, res, json_integer(n));
+	}
+	return out;
+}
+
 /* mig_counts returns {res:n} of the MIG resources of a resource list
- * ({"nvidia.com/mig-1g.10gb":"28", "cpu":"64"}); values that are no
- * whole quantities are left out. */
+ * ({"nvidia.com/mig-1g.10gb":"28", "cpu":"64"}), each at most
+ * AVAIL_COUNT_MAX; values that are no quantities, or not above zero, are
+ * left out. */
 static json_t *
 mig_counts(const json_t *list)
 {
@@ -127,10 +161,13 @@ mig_counts(const json_t *list)
 	int64_t n;
 
 	json_object_foreach((json_t *)list, res, v) {
-		if (strncmp(res, AVAIL_MIG_PREFIX, strlen(AVAIL_MIG_PREFIX)) == 0 &&
-			podres_qty(v, &q) == QTY_OK && qty_value(&q, &n) == QTY_OK &&
-			n > 0)
-			json_object_set_new(out, res, json_integer(n));
+		if (strncmp(res, AVAIL_MIG_PREFIX, strlen(AVAIL_MIG_PREFIX)) ||
+			podres_qty(v, &q) != QTY_OK || q.neg ||
+			(!q.whole && !q.nano))
+			continue;
+		if (qty_value(&q, &n) != QTY_OK || n > AVAIL_COUNT_MAX)
+			n = AVAIL_COUNT_MAX;
+		json_object_set_new(out, res, json_integer(n));
 	}
 	return out;
 }
@@ -329,14 +366,16 @@ seen_first(struct avail *a, const json_t *pod, const json_t *demand)
 static void
 pod_event(struct avail *a, const char *type, const json_t *pod)
 {
-	json_t *spec = json_object_get(pod, "spec"), *old, *demand;
+	json_t *spec = json_object_get(pod, "spec"), *old, *demand, *asked;
 	const char *node = json_string_value(json_object_get(spec, "nodeName"));
 	const char *phase = json_string_value(json_object_get(json_object_get(
 		pod, "status"), "phase"));
 	const char *state = "waiting";
 	char *key = pod_key(pod);
 
-	demand = podres_demand(spec, AVAIL_MIG_PREFIX);
+	asked = podres_demand(spec, AVAIL_MIG_PREFIX);
+	demand = bounded_demand(asked);
+	json_decref(asked);
 	if ((old = json_object_get(a->pods, key))) {
 		contribute(a, old, -1);
 		json_object_del(a->pods, key);
@@ -495,18 +534,19 @@ avail_synced_locked(struct avail *a)
 
 int
 avail_class_limit(struct avail *a, const char *name, const char *key,
-	char *buf, size_t n)
+	char **value)
 {
 	json_t *c;
 	const char *v;
 	int rc = -1;
 
+	*value = NULL;
 	avail_lock(a);
 	if ((c = json_object_get(a->classes, name))) {
 		v = json_string_value(json_object_get(c, key));
 		rc = v != NULL;
 		if (v)
-			snprintf(buf, n, "%s", v);
+			*value = estrdup(v);
 	}
 	avail_unlock(a);
 	return rc;
@@ -553,32 +593,34 @@ by_value_desc(const void *x, const void *y)
 	return a->i < b->i ? -1 : a->i > b->i;
 }
 
-/* level takes w units from v[0..n), always from the largest values, so
- * the top ones end level with each other. */
+/* level takes w units from v[0..n) (each from 0 to AVAIL_COUNT_MAX),
+ * always from the largest values, so the top ones end level with each
+ * other. */
 static void
-level(long *v, size_t n, long w)
+level(long *v, size_t n, u128 w)
 {
 	struct slot *s;
-	long prefix = 0, next = 0, rem;
+	u128 prefix = 0, rem;
+	long next = 0;
 	size_t i, k;
 
-	if (w <= 0 || !n)
+	if (w == 0 || !n)
 		return;
 	s = emalloc(n * sizeof *s);
 	for (i = 0; i < n; i++)
 		s[i] = (struct slot){v[i], i};
 	qsort(s, n, sizeof *s, by_value_desc);
 	for (k = 1; k <= n; k++) {
-		prefix += s[k - 1].v;
+		prefix += (u128)s[k - 1].v;
 		next = k < n ? s[k].v : 0;
-		if (prefix - (long)k * next >= w)
+		if (prefix - (u128)k * (u128)next >= w)
 			break;
 	}
 	if (k > n)
 		k = n;
-	rem = prefix - w > 0 ? prefix - w : 0;
-	for (i = 0; i < k; i++)
-		v[s[i].i] = rem / (long)k + ((long)i < rem % (long)k);
+	rem = prefix > w ? prefix - w : 0;
+	for (i = 0; i < k; i++) /* rem / k <= s[0].v: it fits a long */
+		v[s[i].i] = (long)(rem / k) + (i < (size_t)(rem % k));
 	free(s);
 }
 
@@ -590,33 +632,39 @@ remaining(struct avail *a, const char *res, long *v)
 	const char *name;
 	json_t *node;
 	size_t i = 0;
-	long n;
+	long alloc, taken;
 
 	json_object_foreach(a->nodes, name, node) {
-		n = count(json_object_get(node, "alloc"), res) -
-			count(json_object_get(node, "base"), res) -
-			count(json_object_get(a->bound, name), res);
-		v[i++] = json_is_true(json_object_get(node, "ready")) && n > 0 ? n : 0;
+		alloc = count(json_object_get(node, "alloc"), res);
+		taken = count(json_object_get(node, "base"), res);
+		if (alloc > taken) /* both 0 to AVAIL_COUNT_MAX */
+			alloc -= taken;
+		else
+			alloc = 0;
+		taken = count(json_object_get(a->bound, name), res);
+		v[i++] = json_is_true(json_object_get(node, "ready")) &&
+			alloc > taken ? alloc - taken : 0;
 	}
-	level(v, i, count(a->waiting, res) + pending_of(a, res));
+	level(v, i, (u128)count(a->waiting, res) + (u128)pending_of(a, res));
 }
 
 long
 avail_free_locked(struct avail *a, const char *res, long *total)
 {
 	size_t n = json_object_size(a->nodes), i;
-	long *v = ecalloc(n ? n : 1, sizeof *v), best = 0, sum = 0;
+	long *v = ecalloc(n ? n : 1, sizeof *v), best = 0;
+	u128 sum = 0;
 
 	expire(a);
 	remaining(a, res, v);
 	for (i = 0; i < n; i++) {
-		sum += v[i];
+		sum += (u128)v[i];
 		if (v[i] > best)
 			best = v[i];
 	}
 	free(v);
 	if (total)
-		*total = sum;
+		*total = sum > LONG_MAX ? LONG_MAX : (long)sum;
 	return best;
 }
 
@@ -625,10 +673,12 @@ avail_fits_locked(struct avail *a, const json_t *demand, long times)
 {
 	size_t n = json_object_size(a->nodes), r = json_object_size(demand);
 	size_t i, j = 0;
-	long *v = ecalloc((n ? n : 1) * (r ? r : 1), sizeof *v), sum, want;
+	long *v = ecalloc((n ? n : 1) * (r ? r : 1), sizeof *v);
+	json_int_t want;
 	const char *res;
 	json_t *d;
 	int fits = 1, node_ok = 0;
+	u128 sum;
 
 	if (times <= 0 || !r) {
 		free(v);
@@ -637,10 +687,10 @@ avail_fits_locked(struct avail *a, const json_t *demand, long times)
 	expire(a);
 	json_object_foreach((json_t *)demand, res, d) {
 		remaining(a, res, v + j * n);
-		want = (long)json_integer_value(d);
+		want = json_integer_value(d);
 		for (sum = 0, i = 0; i < n; i++)
-			sum += v[j * n + i];
-		if (sum < want * times)
+			sum += (u128)v[j * n + i];
+		if (want > 0 && sum < (u128)want * (u128)times)
 			fits = 0;
 		j++;
 	}
@@ -648,7 +698,7 @@ avail_fits_locked(struct avail *a, const json_t *demand, long times)
 		node_ok = 1;
 		j = 0;
 		json_object_foreach((json_t *)demand, res, d) {
-			if (v[j++ * n + i] < (long)json_integer_value(d))
+			if (v[j++ * n + i] < json_integer_value(d))
 				node_ok = 0;
 		}
 	}
@@ -660,18 +710,18 @@ void
 avail_admit_locked(struct avail *a, const char *token, const char *match,
 	const json_t *demand)
 {
-	json_t *list;
+	json_t *list, *bounded = bounded_demand(demand);
 
 	drop_pending(a, token);
-	json_object_set_new(a->pending, token, json_pack("{s:o,s:f,s:s}",
-		"demand", json_deep_copy(demand), "expires", now() + a->ttl,
-		"match", match));
+	json_object_set_new(a->pending, token, json_pack("{s:O,s:f,s:s}",
+		"demand", bounded, "expires", now() + a->ttl, "match", match));
 	if (!(list = json_object_get(a->matches, match))) {
 		list = json_array();
 		json_object_set_new(a->matches, match, list);
 	}
 	json_array_append_new(list, json_string(token));
-	map_add(a->pending_sum, demand, 1);
+	map_add(a->pending_sum, bounded, 1);
+	json_decref(bounded);
 }
 
 json_t *

@@ -46,6 +46,13 @@
 
 #define AVAIL_MIG_PREFIX "nvidia.com/mig-"
 
+/* The most devices of one resource counted on a node, and in one pod's
+ * demand: a node's allocatable or allocated beyond it counts as this
+ * many, a pod asking more as asking one more than this (so it fits
+ * nowhere). No node holds 2^31 devices; the bound keeps every sum and
+ * product exact. */
+#define AVAIL_COUNT_MAX 2147483647L
+
 /* Bits of avail_synced: which collections have been listed once. */
 enum {
 	AVAIL_NODES = 1,
@@ -76,23 +83,25 @@ void avail_set_synced(struct avail *a, int bits);
 int avail_synced(struct avail *a);
 int avail_synced_locked(struct avail *a);
 
-/* avail_class_limit copies the annotation key of RuntimeClass name into
- * buf (size n). Returns 1 when the class is known and has it, 0 when the
- * class is known without it, -1 when the class is unknown. */
+/* avail_class_limit sets *value to a malloc'd copy of the annotation key
+ * of RuntimeClass name, whole. Returns 1 when the class is known and has
+ * it, 0 when the class is known without it, -1 when the class is
+ * unknown (*value NULL for both). */
 int avail_class_limit(struct avail *a, const char *name, const char *key,
-	char *buf, size_t n);
+	char **value);
 
 void avail_lock(struct avail *a);
 void avail_unlock(struct avail *a);
 
 /* avail_fits_locked returns 1 when demand ({resource: count}) fits on
  * one ready node and times * demand fits in the cluster, once waiting
- * demand is taken away. */
+ * demand is taken away; the product and sums are exact for any counts
+ * and times. */
 int avail_fits_locked(struct avail *a, const json_t *demand, long times);
 
 /* avail_free_locked returns the most devices of res free on one node
- * and, in *total when not NULL, in the whole cluster, after waiting
- * demand. */
+ * and, in *total when not NULL, in the whole cluster (at most LONG_MAX),
+ * after waiting demand. */
 long avail_free_locked(struct avail *a, const char *res, long *total);
 
 /* avail_admit_locked counts demand as admitted under token (unique, the

@@ -1,5 +1,6 @@
 /* mutate: find the pod a review is about, run the policy steps on a copy
  * of the object, and answer with the difference as a JSON Patch. */
+#include <stdint.h>
 #include <string.h>
 
 #include "err.h"
@@ -40,17 +41,19 @@ mut_set_resource(json_t *c, const char *which, const char *res,
 		json_string(value));
 }
 
-/* count reads a replica count: missing is 1, anything odd is 0 or 1. */
+/* count reads a replica count: missing is 1, anything odd is 0 or 1,
+ * and one beyond INT32_MAX (which the API server refuses: replicas and
+ * parallelism are 32-bit) counts as INT32_MAX. */
 static long
 count(const json_t *spec, const char *key)
 {
 	json_t *v = json_object_get(spec, key);
+	json_int_t n;
 
-	if (!v)
+	if (!v || !json_is_integer(v))
 		return 1;
-	if (!json_is_integer(v))
-		return 1;
-	return json_integer_value(v) > 0 ? (long)json_integer_value(v) : 0;
+	n = json_integer_value(v);
+	return n <= 0 ? 0 : n > INT32_MAX ? INT32_MAX : (long)n;
 }
 
 /* controlled says whether obj has a controlling owner. */

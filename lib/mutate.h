@@ -20,13 +20,22 @@
  *    containers are left alone), nvidia.com/gpu and memory in whole
  *    units, cpu in millicores, any remainder going one unit at a time to
  *    the first containers; a container whose share is 0 gets nothing;
- *    requests and limits are both set. Then a pod asking for more than a
- *    limit (podres(3) totals) is refused with code 403 and a message per
- *    limit exceeded, e.g. "pod requests nvidia.com/gpu 2 > 1 allowed by
- *    RuntimeClass seeweb-nvidia-1xa6000 (limits.k8s.gpu/default)"; or,
- *    with the gate option (-P), admitted but held Pending by the
- *    scheduling gate gpu-webhook.k8s.io/runtimeclass-limits, with the
- *    message in the annotation gpu-webhook.k8s.io/refused and a warning.
+ *    requests and limits are both set (not for a limit beyond 64 bits
+ *    of those units). Then a pod asking for more than a limit (podres(3)
+ *    totals, exact: quantity(3)) is refused with code 403 and a message
+ *    per limit exceeded, e.g. "pod requests nvidia.com/gpu 2 > 1 allowed
+ *    by RuntimeClass seeweb-nvidia-1xa6000 (limits.k8s.gpu/default)". A
+ *    request or limit of a limited resource that is no quantity, is
+ *    negative, or is 10^38 units or more refuses the pod too, naming the
+ *    first such value per limit: "container c: limits.memory \"lots\" is
+ *    not a quantity, so RuntimeClass x (limits.k8s.gpu/memory) cannot be
+ *    checked" (10^38 and more under a smaller limit: "container c:
+ *    limits.memory \"1e40\" > 32Gi allowed by ..."); so does a total of
+ *    10^38 or more ("pod requests memory 1e38 or more > 32Gi allowed by
+ *    ..."). With the gate option (-P) such a pod is admitted but held
+ *    Pending by the scheduling gate gpu-webhook.k8s.io/runtimeclass-
+ *    limits, with the message in the annotation gpu-webhook.k8s.io/
+ *    refused and a warning.
  * 3. MIG fallback, on CREATE only. Each nvidia.com/mig-<profile> the pod
  *    asks for (as the scheduler totals it) that does not fit on one ready
  *    node (avail(3): free devices less waiting demand) is replaced, in
@@ -34,8 +43,10 @@
  *    first later profile of its chain (migchain(3)) of which the same
  *    count fits; the pod gets the annotation gpu-webhook.k8s.io/fallback:
  *    "2g.20gb->1g.10gb" (several joined by ","). For a template the count
- *    is multiplied by its replicas (Job: parallelism) and must fit in the
- *    cluster. Pod annotations: gpu-webhook.k8s.io/fallback "disabled" (or
+ *    is multiplied by its replicas (Job: parallelism; beyond 2^31-1, which
+ *    the API server refuses, taken as 2^31-1) and must fit in the
+ *    cluster; counts are bounded as avail(3) says, and the product is
+ *    exact. Pod annotations: gpu-webhook.k8s.io/fallback "disabled" (or
  *    "false", "off") turns fallback off; gpu-webhook.k8s.io/min-profile
  *    "2g.20gb" allows no profile smaller than that. When nothing fits the
  *    request stays as asked and a warning says why.

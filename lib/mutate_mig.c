@@ -37,14 +37,24 @@ fits(struct judge *j, const char *res, long n, long *free_)
 	return ok;
 }
 
-/* asked describes n devices of res for the message. */
+/* asked describes n devices of res for the message; n times the
+ * replicas (each below 2^63) is written in full. */
 static char *
 asked(struct judge *j, const char *res, long n, long free_)
 {
-	if (j->t->replicas > 1)
-		return easprintf("%s: %ld asked for %ld pods, %ld free", res,
-			n * j->t->replicas, j->t->replicas, free_);
-	return easprintf("%s: %ld asked, %ld free", res, n, free_);
+	unsigned __int128 all = n;
+	char digits[48], *p = digits + sizeof digits;
+
+	if (j->t->replicas <= 1)
+		return easprintf("%s: %ld asked, %ld free", res, n, free_);
+	all *= (unsigned long)j->t->replicas;
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + (int)(all % 10));
+		all /= 10;
+	} while (all);
+	return easprintf("%s: %s asked for %ld pods, %ld free", res, p,
+		j->t->replicas, free_);
 }
 
 struct rename {
@@ -52,7 +62,8 @@ struct rename {
 };
 
 /* rename_one moves resource from to to in one container's requests and
- * limits, adding to what it may already ask of to. */
+ * limits, adding to what it may already ask of to; a value that cannot
+ * be added exactly (no quantity, or 10^38 or more) stays as asked. */
 static void
 rename_one(json_t *c, void *arg)
 {
@@ -68,11 +79,13 @@ rename_one(json_t *c, void *arg)
 		if (!(v = json_object_get(map, rn->from)))
 			continue;
 		have = json_object_get(map, rn->to);
-		if (have && podres_qty(have, &a) == QTY_OK &&
+		if (!have)
+			json_object_set(map, rn->to, v);
+		else if (podres_qty(have, &a) == QTY_OK &&
 			podres_qty(v, &b) == QTY_OK && qty_add(&a, &a, &b) == QTY_OK)
 			json_object_set_new(map, rn->to, json_string(qty_format(&a, buf)));
-		else if (!have)
-			json_object_set(map, rn->to, v);
+		else
+			continue;
 		json_object_del(map, rn->from);
 	}
 }

@@ -54,12 +54,14 @@ unit_of(int64_t v, enum qty_form form)
 }
 
 /* fill divides lim over the regular containers of spec (see mutate.h):
- * cpu in millicores, anything else in whole units of unit_of. */
-static void
+ * cpu in millicores, anything else in whole units of unit_of. A limit
+ * of 2^63 units or more (cpu: millicores) is not divided. Returns 1 when
+ * some container got a share. */
+static int
 fill(json_t *spec, const char *res, const struct qty *lim)
 {
 	json_t *list = json_object_get(spec, "containers"), *c;
-	int milli = strcmp(res, "cpu") == 0;
+	int milli = strcmp(res, "cpu") == 0, set = 0;
 	int64_t total, share, unit = 1, n = 0, i = 0;
 	char buf[QTY_BUFSIZE];
 	struct qty q;
@@ -69,7 +71,7 @@ fill(json_t *spec, const char *res, const struct qty *lim)
 		n += json_is_object(c);
 	if (!n || (milli ? qty_milli(lim, &total) : qty_value(lim, &total)) ||
 		total <= 0)
-		return;
+		return 0;
 	if (!milli)
 		unit = unit_of(total, lim->form);
 	total /= unit;
@@ -86,7 +88,9 @@ fill(json_t *spec, const char *res, const struct qty *lim)
 		qty_format(&q, buf);
 		mut_set_resource(c, "requests", res, buf);
 		mut_set_resource(c, "limits", res, buf);
+		set = 1;
 	}
+	return set;
 }
 
 /* hold adds the scheduling gate and the refusal annotation. */
@@ -110,42 +114,160 @@ hold(struct target *t, const char *msg)
 	mut_set_annotation(t->pod, MUTATE_REFUSED_ANNOTATION, msg);
 }
 
-/* check_one fills and checks one limit; adds to *filled and *msg. */
-static void
-check_one(const char *class, size_t i, const char *raw, struct target *t,
-	struct adm_verdict *v, char **filled, char **msg, const char **first)
-{
-	char have[QTY_BUFSIZE], want[QTY_BUFSIZE], *s;
-	struct qty lim, tot;
+/* One limit being checked. */
+struct check {
+	const char *class, *res, *key;
+	const char *raw; /* the limit as the class writes it */
+	struct qty lim;
+	int bad; /* a value could not be summed (said once; no total) */
+	char **msg;
+};
 
-	if (qty_parse(&lim, raw) != QTY_OK || lim.whole < 0) {
-		adm_warn(v, "RuntimeClass %s: %s \"%.32s\" is not a quantity; not "
-			"enforced", class, limits[i].key, raw);
+/* say adds a sentence, "... RuntimeClass <class> (<key>)" and then end,
+ * to the refusal. */
+static void
+say(struct check *ck, const char *head, const char *end)
+{
+	char *s = easprintf("%s RuntimeClass %s (%s)%s", head, ck->class,
+		ck->key, end);
+
+	append(ck->msg, "; ", s);
+	free(s);
+}
+
+/* value_text writes the JSON text of v into buf (n bytes, at least 48),
+ * a text longer than 32 bytes cut there and marked "...". */
+static void
+value_text(const json_t *v, char *buf, size_t n)
+{
+	const char *str = json_string_value(v);
+	char *s = str ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	const char *t = str ? str : s ? s : "?";
+
+	snprintf(buf, n, "%s%.32s%s%s", str ? "\"" : "", t,
+		strlen(t) > 32 ? "..." : "", str ? "\"" : "");
+	free(s);
+}
+
+/* check_value looks at one request or limit (which) of a container
+ * (who): a value that is no quantity, is negative, or is huge cannot be
+ * summed; the first such value of the limit refuses the pod. */
+static void
+check_value(struct check *ck, const char *who, const char *which,
+	const json_t *v)
+{
+	char text[48], *head;
+	const char *why;
+	struct qty q;
+
+	if (!v || ck->bad)
+		return;
+	if (podres_qty(v, &q) != QTY_OK)
+		why = "is not a quantity";
+	else if (q.neg)
+		why = "is negative";
+	else if (qty_huge(&q))
+		why = "is 1e38 or more";
+	else
+		return;
+	ck->bad = 1;
+	value_text(v, text, sizeof text);
+	if (qty_huge(&q) && !qty_huge(&ck->lim)) {
+		head = easprintf("%s: %s.%s %s > %s allowed by", who, which,
+			ck->res, text, ck->raw);
+		say(ck, head, "");
+	} else {
+		head = easprintf("%s: %s.%s %s %s, so", who, which, ck->res,
+			text, why);
+		say(ck, head, " cannot be checked");
+	}
+	free(head);
+}
+
+/* check_container runs check_value over the requests and limits of
+ * container c, the index-th of list. */
+static void
+check_container(struct check *ck, const json_t *c, const char *list,
+	size_t index)
+{
+	const char *name = json_string_value(json_object_get(c, "name"));
+	json_t *res = json_object_get(c, "resources");
+	char who[96];
+
+	if (name)
+		snprintf(who, sizeof who, "%scontainer %.64s",
+			strcmp(list, "containers") ? "init " : "", name);
+	else
+		snprintf(who, sizeof who, "%s[%zu]", list, index);
+	check_value(ck, who, "requests", json_object_get(json_object_get(res,
+		"requests"), ck->res));
+	check_value(ck, who, "limits", json_object_get(json_object_get(res,
+		"limits"), ck->res));
+}
+
+/* check_total compares the pod's total with the limit: exact, but for a
+ * total of 10^38 or more, which no smaller limit allows. */
+static void
+check_total(struct check *ck, const struct qty *tot)
+{
+	char have[QTY_BUFSIZE], *head;
+
+	if (!qty_huge(tot) && qty_cmp(tot, &ck->lim) <= 0)
+		return;
+	if (qty_huge(tot) && qty_huge(&ck->lim)) {
+		head = easprintf("pod requests %s 1e38 or more, so", ck->res);
+		say(ck, head, " cannot be checked");
+	} else {
+		head = easprintf("pod requests %s %s > %s allowed by", ck->res,
+			qty_huge(tot) ? "1e38 or more" : qty_format(tot, have),
+			ck->raw);
+		say(ck, head, "");
+	}
+	free(head);
+}
+
+/* check_one fills and checks one limit, adding to *filled and
+ * ck->msg. Every value is looked at first: one that cannot be summed
+ * refuses the pod (the API server takes none of them but values of
+ * 10^38 or more, which no smaller limit allows). Then the total. */
+static void
+check_one(struct check *ck, struct target *t, struct adm_verdict *v,
+	char **filled)
+{
+	static const char *const lists[] = {"containers", "initContainers"};
+	char want[QTY_BUFSIZE], *s;
+	struct qty tot;
+	json_t *c;
+	size_t i, k;
+
+	if (qty_parse(&ck->lim, ck->raw) != QTY_OK || ck->lim.neg) {
+		adm_warn(v, "RuntimeClass %s: %s \"%.32s\" is not a quantity; "
+			"not enforced", ck->class, ck->key, ck->raw);
 		return;
 	}
-	if (podres_total(t->spec, limits[i].res, &tot) == 0) {
-		fill(t->spec, limits[i].res, &lim);
-		s = easprintf("%s %s", limits[i].res, qty_format(&lim, want));
+	for (k = 0; k < 2; k++)
+		json_array_foreach(json_object_get(t->spec, lists[k]), i, c)
+			if (json_is_object(c))
+				check_container(ck, c, lists[k], i);
+	if (ck->bad)
+		return;
+	if (podres_total(t->spec, ck->res, &tot) == 0 &&
+		fill(t->spec, ck->res, &ck->lim)) {
+		s = easprintf("%s %s", ck->res, qty_format(&ck->lim, want));
 		append(filled, ", ", s);
 		free(s);
-		podres_total(t->spec, limits[i].res, &tot);
+		podres_total(t->spec, ck->res, &tot);
 	}
-	if (qty_cmp(&tot, &lim) <= 0)
-		return;
-	s = easprintf("pod requests %s %s > %s allowed by RuntimeClass %s (%s)",
-		limits[i].res, qty_format(&tot, have), raw, class, limits[i].key);
-	append(msg, "; ", s);
-	free(s);
-	if (!*first)
-		*first = limits[i].key;
+	check_total(ck, &tot);
 }
 
 int
 mutate_rc(const struct mutate_opts *o, struct avail *a, struct target *t,
 	struct adm_verdict *v, struct mutate_note *note)
 {
+	struct check ck;
 	const char *class;
-	char raw[256], *filled = NULL, *msg = NULL;
+	char *raw, *filled = NULL, *msg = NULL, *before;
 	size_t i;
 	int known;
 
@@ -154,18 +276,26 @@ mutate_rc(const struct mutate_opts *o, struct avail *a, struct target *t,
 	if (!class || !*class)
 		return 0;
 	for (i = 0; i < sizeof limits / sizeof *limits; i++) {
-		known = avail_class_limit(a, class, limits[i].key, raw, sizeof raw);
+		known = avail_class_limit(a, class, limits[i].key, &raw);
 		if (known < 0)
 			break;
-		if (known)
-			check_one(class, i, raw, t, v, &filled, &msg, &note->limit);
+		if (!known)
+			continue;
+		ck = (struct check){.class = class, .res = limits[i].res,
+			.key = limits[i].key, .raw = raw, .msg = &msg};
+		before = msg;
+		check_one(&ck, t, v, &filled);
+		if (msg != before && !note->limit)
+			note->limit = limits[i].key;
+		free(raw);
 	}
 	if (filled)
 		adm_warn(v, "resources set from RuntimeClass %s: %s", class, filled);
 	free(filled);
 	if (!msg)
 		return 0;
-	if (o->gate) {
+	err_clean(msg); /* values are cut at a byte count; the annotation */
+	if (o->gate) {  /* must be UTF-8 all the same */
 		hold(t, msg);
 		adm_warn(v, "%s; held by scheduling gate %s", msg, MUTATE_GATE);
 		note->gated = 1;

@@ -76,7 +76,7 @@ int
 podres_total(const json_t *spec, const char *res, struct qty *q)
 {
 	json_t *list = json_object_get(spec, "containers"), *c;
-	struct qty sum = {0}, one, init_max = {0};
+	struct qty sum = {0}, one, sidecars = {0}, init_max = {0};
 	int named = 0, r;
 	size_t i;
 
@@ -93,11 +93,18 @@ podres_total(const json_t *spec, const char *res, struct qty *q)
 			named = -1;
 		else if (r && named >= 0)
 			named = 1;
-		if (is_sidecar(c))
-			qty_add(&sum, &sum, &one);
-		else if (qty_cmp(&one, &init_max) > 0)
+		/* a plain init container runs beside the sidecars started
+		 * before it; a sidecar's own start needs them all */
+		if (is_sidecar(c)) {
+			qty_add(&sidecars, &sidecars, &one);
+			one = sidecars;
+		} else {
+			qty_add(&one, &one, &sidecars);
+		}
+		if (qty_cmp(&one, &init_max) > 0)
 			init_max = one;
 	}
+	qty_add(&sum, &sum, &sidecars);
 	*q = qty_cmp(&sum, &init_max) >= 0 ? sum : init_max;
 	return named;
 }

@@ -6,7 +6,8 @@
  * request above its limit). A pod asks for the larger of
  *   - the sum over its containers and its sidecars (init containers with
  *     restartPolicy Always), which run together, and
- *   - the largest single plain init container, which runs alone,
+ *   - the largest init container with the sidecars started before it,
+ *     which run beside it (a sidecar counts with those before it too),
  * as the scheduler counts it. Values may be JSON strings ("16Gi") or
  * numbers (2), as YAML turned into JSON gives them. */
 #ifndef HAZ_PODRES_H

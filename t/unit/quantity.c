@@ -5,6 +5,8 @@
  *	QTY             the canonical form of QTY (the whole line, as is)
  *	add A B         A+B, canonical
  *	sub A B         A-B, canonical
+ *
+ * A huge value (10^38 units or more) is followed by " huge".
  *	cmp A B         -1, 0 or 1
  *	value A         A in units, rounded away from zero
  *	milli A         A in thousandths, rounded away from zero
@@ -35,7 +37,7 @@ print(const struct qty *q)
 {
 	char buf[QTY_BUFSIZE];
 
-	puts(qty_format(q, buf));
+	printf("%s%s\n", qty_format(q, buf), qty_huge(q) ? " huge" : "");
 }
 
 static void
@@ -52,7 +54,7 @@ binary_op(const char *op, const char *x, const char *y)
 	}
 	err = strcmp(op, "add") == 0 ? qty_add(&r, &a, &b)
 				     : qty_sub(&r, &a, &b);
-	if (err != QTY_OK)
+	if (err != QTY_OK && (err != QTY_ERANGE || !qty_huge(&r)))
 		printf("error: %s\n", qty_strerror(err));
 	else
 		print(&r);
