@@ -124,48 +124,156 @@ result(const char *op, const json_t *obj, const json_t *answer)
 	return res;
 }
 
-/* status_patch is obj's status with every nvidia.com/ extended resource
- * that current has and obj lacks set to null. */
-static json_t *
-status_patch(const json_t *obj, const json_t *current)
+/* ---- what this field manager owns ------------------------------------ */
+
+/* owned_keys adds to out (as key: null) every key of the map top.map
+ * ("metadata" "labels") that manager applied to obj, as its managedFields
+ * record it: entries of operation Apply on subresource sub ("" for the
+ * object itself). */
+static void
+owned_keys(const json_t *obj, const char *manager, const char *sub,
+	const char *top, const char *map, json_t *out)
 {
-	json_t *patch = json_deep_copy(json_object_get(obj, "status"));
-	const char *lists[] = {"capacity", "allocatable"}, *key;
-	json_t *want, *have, *v;
+	const json_t *mf = json_object_get(json_object_get(obj, "metadata"),
+		"managedFields");
+	const json_t *m, *fields;
+	const char *key, *msub;
+	char ftop[32], fmap[32];
+	json_t *v;
+	size_t i;
+
+	snprintf(ftop, sizeof ftop, "f:%s", top);
+	snprintf(fmap, sizeof fmap, "f:%s", map);
+	json_array_foreach(mf, i, m) {
+		msub = sget(m, "subresource");
+		if (!sget(m, "manager") || strcmp(sget(m, "manager"), manager) ||
+			!sget(m, "operation") || strcmp(sget(m, "operation"), "Apply") ||
+			strcmp(msub ? msub : "", sub))
+			continue;
+		fields = json_object_get(json_object_get(json_object_get(m,
+			"fieldsV1"), ftop), fmap);
+		json_object_foreach((json_t *)fields, key, v)
+			if (strncmp(key, "f:", 2) == 0)
+				json_object_set_new(out, key + 2, json_null());
+	}
+}
+
+/* stale_keys returns {"top":{"map":{key:null...}}, ...} for the maps
+ * top.map[i] of current: every key manager applied (on subresource sub)
+ * that current still has and obj does not; NULL when there is none. */
+static json_t *
+stale_keys(const json_t *current, const json_t *obj, const char *manager,
+	const char *sub, const char *top, const char *const map[2])
+{
+	json_t *part = json_object(), *owned, *gone, *v;
+	const json_t *have, *want;
+	const char *key;
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
-		have = json_object_get(json_object_get(current, "status"), lists[i]);
-		if (!(want = json_object_get(patch, lists[i]))) {
-			want = json_object();
-			json_object_set_new(patch, lists[i], want);
-		}
-		json_object_foreach(have, key, v)
-			if (strncmp(key, "nvidia.com/", 11) == 0 &&
-				!json_object_get(want, key))
-				json_object_set_new(want, key, json_null());
+		owned = json_object();
+		gone = json_object();
+		owned_keys(current, manager, sub, top, map[i], owned);
+		have = json_object_get(json_object_get(current, top), map[i]);
+		want = json_object_get(json_object_get(obj, top), map[i]);
+		json_object_foreach(owned, key, v)
+			if (json_object_get(have, key) && !json_object_get(want, key))
+				json_object_set_new(gone, key, json_null());
+		if (json_object_size(gone))
+			json_object_set(part, map[i], gone);
+		json_decref(gone);
+		json_decref(owned);
 	}
-	return json_pack("{s:o}", "status", patch);
+	if (!json_object_size(part)) {
+		json_decref(part);
+		return NULL;
+	}
+	return json_pack("{s:o}", top, part);
 }
 
-/* apply_status merge-patches a Node's status subresource. */
-static json_t *
-apply_status(struct applier *a, const char *path, const json_t *obj,
-	const json_t *current, struct kube_error *e)
+/* owns_map: manager's Apply entries (subresource sub) in current hold
+ * every key of obj's map top.map. */
+static int
+owns_map(const json_t *current, const json_t *obj, const char *manager,
+	const char *sub, const char *top, const char *map)
 {
-	char *spath = easprintf("%s/status", path);
-	json_t *patch = status_patch(obj, current);
-	json_t *ans = kube_patch(a->k, spath, KUBE_PATCH_MERGE, patch, e);
+	json_t *owned = json_object(), *v;
+	const char *key;
+	int all = 1;
 
-	json_decref(patch);
-	free(spath);
-	return ans;
+	owned_keys(current, manager, sub, top, map, owned);
+	json_object_foreach(json_object_get(json_object_get(obj, top), map), key, v)
+		all &= json_object_get(owned, key) != NULL;
+	json_decref(owned);
+	return all;
 }
 
-/* apply_status_ssa applies obj's status to the status subresource with
+int
+ap_owns(const struct applier *a, const json_t *current, const json_t *obj)
+{
+	return owns_map(current, obj, a->manager, "", "metadata", "labels") &&
+		owns_map(current, obj, a->manager, "", "metadata", "annotations") &&
+		owns_map(current, obj, a->manager, "status", "status", "capacity") &&
+		owns_map(current, obj, a->manager, "status", "status", "allocatable");
+}
+
+/* release merge-patches away the stale keys of one part (sub "" for
+ * metadata, "status" for a Node's resources); appends a result record
+ * op to out. Returns 0 or -1 with e filled. */
+static int
+release(struct applier *a, const char *path, const json_t *current,
+	const json_t *obj, const char *sub, const char *top,
+	const char *const map[2], const char *op, json_t *out,
+	struct kube_error *e)
+{
+	json_t *patch = stale_keys(current, obj, a->manager, sub, top, map);
+	char *p;
+	json_t *ans;
+
+	if (!patch)
+		return 0;
+	p = *sub ? easprintf("%s/%s", path, sub) : estrdup(path);
+	ans = kube_patch(a->k, p, KUBE_PATCH_MERGE, patch, e);
+	free(p);
+	json_decref(patch);
+	if (!ans)
+		return -1;
+	json_array_append_new(out, result(op, obj, ans));
+	json_decref(ans);
+	return 0;
+}
+
+json_t *
+ap_release(struct applier *a, const json_t *current, const json_t *obj,
+	struct kube_error *e)
+{
+	static const char *const meta[2] = {"labels", "annotations"};
+	static const char *const res[2] = {"capacity", "allocatable"};
+	char *path = ap_path(a, obj, 1, e);
+	json_t *out = json_array();
+	int rc;
+
+	if (!path) {
+		json_decref(out);
+		return NULL;
+	}
+	rc = release(a, path, current, obj, "", "metadata", meta, "unlabel",
+		out, e);
+	if (rc == 0 && strcmp(sget(obj, "kind"), "Node") == 0)
+		rc = release(a, path, current, obj, "status", "status", res,
+			"unresource", out, e);
+	free(path);
+	if (rc < 0) {
+		json_decref(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* apply_status applies obj's status to the status subresource with
  * server-side apply: only the fields given change. */
 static json_t *
-apply_status_ssa(struct applier *a, const char *path, const json_t *obj,
+apply_status(struct applier *a, const char *path, const json_t *obj,
 	struct kube_error *e)
 {
 	char *spath = easprintf("%s/status", path);
@@ -239,7 +347,6 @@ apply_named(struct applier *a, const json_t *obj, struct kube_error *e)
 {
 	char *path = ap_path(a, obj, 1, e);
 	const json_t *status = json_object_get(obj, "status");
-	int node = strcmp(sget(obj, "kind"), "Node") == 0;
 	json_t *body, *ans = NULL, *res, *st;
 	const char *op = "apply";
 
@@ -255,8 +362,7 @@ apply_named(struct applier *a, const json_t *obj, struct kube_error *e)
 	}
 	if (status) {
 		op = ans ? "apply+status" : "status";
-		st = node ? apply_status(a, path, obj, ans, e)
-			  : apply_status_ssa(a, path, obj, e);
+		st = apply_status(a, path, obj, e);
 		json_decref(ans);
 		ans = st;
 	}

@@ -2,12 +2,14 @@
  *
  * An object is applied with server-side apply (force, one field manager),
  * at the path its apiVersion and kind resolve to by discovery (resolutions
- * are cached). A Node that carries a status also gets that status
- * merge-patched into its status subresource, with every nvidia.com/
- * extended resource it does not name removed, so a re-partitioned GPU
- * leaves nothing stale. Any other object with a status has it applied to
- * its status subresource by server-side apply too; an object that holds
- * only names and a status writes the status alone (op "status").
+ * are cached). An object with a status has it applied to its status
+ * subresource by server-side apply too; an object that holds only names
+ * and a status writes the status alone (op "status").
+ *
+ * What the field manager owns is what the server's managedFields say it
+ * applied, never a prefix: ap_release removes the labels, annotations
+ * and Node resources it applied before and applies no longer, whoever
+ * else also set them, and leaves every key only others set alone.
  * Each call returns a `result` record:
  *   {"kind":"result","op":"apply","ref":"v1/Node/small",
  *    "resourceVersion":"123"} */
@@ -28,6 +30,26 @@ void ap_free(struct applier *a);
 /* ap_apply applies obj. Returns the result record (caller owns), or NULL
  * with e filled. */
 json_t *ap_apply(struct applier *a, const json_t *obj, struct kube_error *e);
+
+/* ap_release makes current (the object as the server last answered,
+ * managedFields included) lose every key of metadata.labels and
+ * metadata.annotations, and for a Node of status.capacity and
+ * status.allocatable, that this field manager applied (operation Apply)
+ * and obj, about to be applied, no longer has: by merge patch, so a key
+ * another manager shares goes too (server-side apply would keep it).
+ * Call it before ap_apply, which makes the server forget what was ours.
+ * Returns an array of result records (op "unlabel" for metadata,
+ * "unresource" for status; empty when nothing was stale; caller owns),
+ * or NULL with e filled. */
+json_t *ap_release(struct applier *a, const json_t *current,
+	const json_t *obj, struct kube_error *e);
+
+/* ap_owns says whether this field manager, by what it applied to current
+ * (managedFields), already owns every label and annotation of obj and
+ * every capacity and allocatable entry of its status: when not, obj must
+ * be applied even if current carries all of it, so that it becomes ours. */
+int ap_owns(const struct applier *a, const json_t *current,
+	const json_t *obj);
 
 /* ap_delete deletes the object obj names (apiVersion, kind, metadata).
  * A missing object counts as deleted. */

@@ -10,20 +10,44 @@
  *   allocatable only those not unhealthy;
  * - DRA devices: one per whole GPU without MIG and one per MIG device, not
  *   unhealthy, with attributes named as NVIDIA's DRA driver names them.
+ * Label values and the profile part of keys built from input go through
+ * kn_label_value (kname.h), so every object is one the API server takes.
  *
- * Every function takes the node name and an array of its gpu records and
- * returns a new JSON value; the caller owns it. */
+ * Every record given must have passed gobj_check. Every function takes
+ * an array of one node's gpu records and returns a new JSON value; the
+ * caller owns it. */
 #ifndef HAZ_GPUOBJ_H
 #define HAZ_GPUOBJ_H
 
+#include <stddef.h>
 #include <time.h>
 
 #include <jansson.h>
 
-/* Label and resource name prefixes this module owns on a node: labels
- * under them that it does not produce are stale and may be removed. */
-#define GOBJ_NVIDIA_PREFIX "nvidia.com/"
-#define GOBJ_AGENTAFLOW_PREFIX "agentaflow.gpu/"
+enum {
+	/* the most MiB a memory field may hold: its bytes fit 63 bits */
+	GOBJ_MEMORY_MAX_MIB_SHIFT = 63 - 20,
+	/* the longest device name: "gpu-<index>-mig-<profile>-<device>" */
+	GOBJ_DEVICE_NAME_MAX = 64,
+	/* the room a ResourceSlice name takes beyond the node name and the
+	 * driver: "-<i>." with up to 10 digits of i */
+	GOBJ_SLICE_NAME_EXTRA = 12,
+};
+
+/* gobj_check says whether rec is a gpu record claim-make can publish:
+ * every field of the documented type and range (see claim-make(1)), node
+ * a node name that leaves room for the ResourceSlice names of driver, no
+ * string holding "\u0000". Returns 0, or -1 with why filled (n bytes) as
+ * `field "memory_mib" must be an integer from 0 to ..., not "abc"`. */
+int gobj_check(const json_t *rec, const char *driver, char *why, size_t n);
+
+/* gobj_device_name writes the DRA device name of a checked record into
+ * buf (GOBJ_DEVICE_NAME_MAX bytes): "gpu-<index>" for a whole GPU,
+ * "gpu-<index>-mig-<profile>-<device>" for a MIG device, the profile
+ * lowercased with every other character a '-'. It is a DNS label. A MIG
+ * enabled GPU, which is no device itself, gets its whole-GPU name too, so
+ * two records of one node with one name describe one device twice. */
+char *gobj_device_name(const json_t *rec, char *buf);
 
 /* gobj_metadata returns {"labels":{...},"annotations":{...}} for the node;
  * now stamps agentaflow.gpu/last-update. */

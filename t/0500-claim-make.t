@@ -40,13 +40,306 @@ X
 check 'an unknown record kind is named with its record number, exit 1' '
 	printf "%s\n" "{\"kind\":\"gpu\",\"node\":\"a\"}" "{\"kind\":\"bogus\"}" "not json" >bad.in
 	must_fail 1 claim-make bad.in >/dev/null 2>err &&
-	printf "%s\n" "claim-make: bad.in:2: unknown record kind \"bogus\"" \
+	printf "%s\n" "claim-make: bad.in:1: gpu: field \"index\" is missing" \
+		"claim-make: bad.in:2: unknown record kind \"bogus\"" \
 		"claim-make: bad.in:3: invalid JSON at column 3: invalid token near '\''not'\''" >want &&
 	diff -u want err'
 
 check 'a gpu record without a node is refused' '
 	echo "{\"kind\":\"gpu\"}" | must_fail 1 claim-make 2>err >/dev/null &&
-	test "$(cat err)" = "claim-make: <stdin>:1: gpu record has no node"'
+	test "$(cat err)" = "claim-make: <stdin>:1: gpu: field \"node\" is missing"'
+
+# Wrong types are bad records: every field of a gpu record against its
+# documented type and range. Each line below breaks one field of a good
+# record; the good record (line 1) alone is published.
+good='"kind":"gpu","node":"n1","index":0,"uuid":"GPU-0","name":"NVIDIA A100","product":"NVIDIA-A100","memory_mib":81920,"memory_used_mib":0,"util_pct":10,"temp_c":30,"power_w":50,"power_limit_w":400,"ecc_errors":0,"driver_version":"535.104.05","cuda_version":"12.2","compute_cap":"8.0","pci_bus_id":"0000:01:00.0","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]'
+cat >bad-fields.in <<EOF
+{$good}
+{$good,"index":"0"}
+{$good,"index":-1}
+{$good,"index":2147483648}
+{$good,"index":1.0}
+{$good,"index":null}
+{$good,"node":"N1"}
+{$good,"node":""}
+{$good,"node":7}
+{$good,"node":"a/b"}
+{$good,"uuid":5}
+{$good,"uuid":"GPU-00000000-0000-0000-0000-000000000000-0000000000000000000000000"}
+{$good,"name":["x"]}
+{$good,"product":{}}
+{$good,"memory_mib":"abc"}
+{$good,"memory_mib":-1}
+{$good,"memory_mib":8796093022208}
+{$good,"memory_used_mib":1.5}
+{$good,"util_pct":"10"}
+{$good,"util_pct":-0.5}
+{$good,"util_pct":100.5}
+{$good,"temp_c":true}
+{$good,"power_w":-3}
+{$good,"power_limit_w":"400W"}
+{$good,"ecc_errors":-1}
+{$good,"driver_version":535}
+{$good,"cuda_version":12.5}
+{$good,"compute_cap":8}
+{$good,"pci_bus_id":1}
+{$good,"mig_enabled":"true"}
+{$good,"mig_enabled":1}
+{$good,"mig":"1g.10gb"}
+{$good,"mig":{"device":0}}
+{$good,"mig":{"profile":"1g.10GB","device":0}}
+{$good,"mig":{"profile":"1g.10gb","device":"0"}}
+{$good,"mig":{"profile":"1g.10gb","device":0,"gi":-1}}
+{$good,"mig":{"profile":"1g.10gb","device":0,"ci":"x"}}
+{$good,"mig":{"profile":"1g.10gb","device":0,"parent_uuid":[]}}
+{$good,"health":"healthy"}
+{$good,"health":null}
+{$good,"health":1}
+{$good,"health_reasons":"hot"}
+{$good,"health_reasons":[1]}
+EOF
+check_output 'a gpu record with a field of the wrong type or range is refused, field by field' '
+	must_fail 1 claim-make bad-fields.in 2>&1 >out | sed "s/^claim-make: bad-fields.in://" &&
+	jq -r "[.kind, .metadata.name, (.spec.devices // [] | length)] | join(\" \")" out' <<'EOF'
+2: gpu: field "index" must be an integer from 0 to 2147483647, not "0"
+3: gpu: field "index" must be an integer from 0 to 2147483647, not -1
+4: gpu: field "index" must be an integer from 0 to 2147483647, not 2147483648
+5: gpu: field "index" must be an integer from 0 to 2147483647, not 1.0
+6: gpu: field "index" must be an integer from 0 to 2147483647, not null
+7: gpu: field "node" must be a node name: a DNS subdomain of at most 224 bytes, not "N1"
+8: gpu: field "node" must be a node name: a DNS subdomain of at most 224 bytes, not ""
+9: gpu: field "node" must be a node name: a DNS subdomain of at most 224 bytes, not 7
+10: gpu: field "node" must be a node name: a DNS subdomain of at most 224 bytes, not "a/b"
+11: gpu: field "uuid" must be a string of at most 64 bytes without \u0000, not 5
+12: gpu: field "uuid" must be a string of at most 64 bytes without \u0000, not "GPU-00000000-0000-0000-0000-000000000000-000...
+13: gpu: field "name" must be a string of at most 64 bytes without \u0000, not ["x"]
+14: gpu: field "product" must be a string, not {}
+15: gpu: field "memory_mib" must be an integer from 0 to 8796093022207, not "abc"
+16: gpu: field "memory_mib" must be an integer from 0 to 8796093022207, not -1
+17: gpu: field "memory_mib" must be an integer from 0 to 8796093022207, not 8796093022208
+18: gpu: field "memory_used_mib" must be an integer from 0 to 8796093022207, not 1.5
+19: gpu: field "util_pct" must be a number from 0 to 100, not "10"
+20: gpu: field "util_pct" must be a number from 0 to 100, not -0.5
+21: gpu: field "util_pct" must be a number from 0 to 100, not 100.5
+22: gpu: field "temp_c" must be an integer from 0 to 2147483647, not true
+23: gpu: field "power_w" must be an integer from 0 to 2147483647, not -3
+24: gpu: field "power_limit_w" must be an integer from 0 to 2147483647, not "400W"
+25: gpu: field "ecc_errors" must be a non-negative integer, not -1
+26: gpu: field "driver_version" must be a string, not 535
+27: gpu: field "cuda_version" must be a string, not 12.5
+28: gpu: field "compute_cap" must be a string, not 8
+29: gpu: field "pci_bus_id" must be a string, not 1
+30: gpu: field "mig_enabled" must be true or false, not "true"
+31: gpu: field "mig_enabled" must be true or false, not 1
+32: gpu: field "mig" must be null or an object, not "1g.10gb"
+33: gpu: field "mig.profile" is missing
+34: gpu: field "mig.profile" must be a MIG profile name such as "1g.10gb", not "1g.10GB"
+35: gpu: field "mig.device" must be an integer from 0 to 2147483647, not "0"
+36: gpu: field "mig.gi" must be an integer from 0 to 2147483647, not -1
+37: gpu: field "mig.ci" must be an integer from 0 to 2147483647, not "x"
+38: gpu: field "mig.parent_uuid" must be a string of at most 64 bytes without \u0000, not []
+39: gpu: field "health" must be "ok", "warn" or "unhealthy", not "healthy"
+40: gpu: field "health" must be "ok", "warn" or "unhealthy", not null
+41: gpu: field "health" must be "ok", "warn" or "unhealthy", not 1
+42: gpu: field "health_reasons" must be an array of strings without \u0000, not "hot"
+43: gpu: field "health_reasons" must be an array of strings without \u0000, not [1]
+Node n1 0
+ResourceSlice n1-0.gpu.canhazgpu.dev 1
+EOF
+
+check_output 'a gpu record whose fields all have the wrong type publishes nothing' '
+	echo "{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":\"0\",\"uuid\":0,\"memory_mib\":\"80GB\",\"mig_enabled\":\"no\",\"mig\":[],\"health\":\"fine\"}" |
+	must_fail 1 claim-make -x 2>err && cat err' <<'EOF'
+claim-make: <stdin>:1: gpu: field "index" must be an integer from 0 to 2147483647, not "0"
+EOF
+
+check_output 'a string holding \u0000 is refused, never cut: no node "a", no uuid "GPU-0"' '
+	printf "%s\n" "{\"kind\":\"gpu\",\"node\":\"a\\u0000b\",\"index\":0,\"health\":\"ok\"}" \
+		"{\"kind\":\"gpu\",\"node\":\"a\",\"index\":0,\"uuid\":\"GPU-0\\u0000x\",\"health\":\"ok\"}" \
+		"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\\u0000y\"}}" |
+	must_fail 1 claim-make 2>err && sed "s/ at column [0-9]*//" err' <<'EOF'
+claim-make: <stdin>:1: invalid JSON: a string holds \u0000, which no record may carry
+claim-make: <stdin>:2: invalid JSON: a string holds \u0000, which no record may carry
+claim-make: <stdin>:3: invalid JSON: a string holds \u0000, which no record may carry
+EOF
+
+check_output 'the gpu record check itself refuses \u0000 wherever a reader lets it through' '
+	unit gpuobj <<-X
+	check {"node":"a\\u0000b","index":0,"health":"ok"}
+	check {"node":"a","index":0,"health":"ok","uuid":"GPU-0\\u0000x"}
+	check {"node":"a","index":0,"health":"ok\\u0000"}
+	check {"node":"a","index":0,"health":"ok","mig":{"profile":"1g.10gb\\u0000","device":0}}
+	check {"node":"a","index":0,"health":"ok","health_reasons":["x\\u0000"]}
+	check {"node":"a","index":3,"health":"ok","mig":{"profile":"1c.2g.20gb+me","device":4}}
+	X' <<'EOF'
+bad: field "node" must be a node name: a DNS subdomain of at most 224 bytes, not "a\u0000b"
+bad: field "uuid" must be a string of at most 64 bytes without \u0000, not "GPU-0\u0000x"
+bad: field "health" must be "ok", "warn" or "unhealthy", not "ok\u0000"
+bad: field "mig.profile" must be a MIG profile name such as "1g.10gb", not "1g.10gb\u0000"
+bad: field "health_reasons" must be an array of strings without \u0000, not ["x\u0000"]
+ok gpu-3-mig-1c-2g-20gb-me-4
+EOF
+
+# What we publish is valid Kubernetes: label values as GPU feature
+# discovery makes them, device names DNS labels and unique.
+check_output 'label values are sanitised as GPU feature discovery does' '
+	unit gpuobj <<-X
+	label NVIDIA A100 (PCIe)
+	label NVIDIA TITAN X (Pascal)
+	label NVIDIA-H100-80GB-HBM3
+	label GeForce RTX™ 4090 / Ti
+	label  -.NVIDIA L4._- 
+	label (())
+	label NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition (MIG) 1g.24gb
+	label 535.104.05
+	label 1g.10gb+me.all
+	X' <<'EOF'
+NVIDIA A100 (PCIe) -> NVIDIA-A100-PCIe
+NVIDIA TITAN X (Pascal) -> NVIDIA-TITAN-X-Pascal
+NVIDIA-H100-80GB-HBM3 -> NVIDIA-H100-80GB-HBM3
+GeForce RTX™ 4090 / Ti -> GeForce-RTX-4090--Ti
+ -.NVIDIA L4._-  -> NVIDIA-L4
+(()) -> 
+NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition (MIG) 1g.24gb -> NVIDIA-RTX-PRO-6000-Blackwell-Max-Q-Workstation-Edition-MIG-1g
+535.104.05 -> 535.104.05
+1g.10gb+me.all -> 1g.10gbme.all
+EOF
+
+check_output 'names Kubernetes takes' '
+	unit gpuobj <<-X
+	name gpu-0-mig-1g-10gb-0
+	name node-1.example.com
+	name Node1
+	name -a
+	name a-
+	name a..b
+	name a_b
+	name 
+	X' <<'EOF'
+gpu-0-mig-1g-10gb-0: label subdomain
+node-1.example.com: - subdomain
+Node1: - -
+-a: - -
+a-: - -
+a..b: - -
+a_b: - -
+: - -
+EOF
+
+check_output 'a product with parentheses, a +me profile: every label and resource name valid' '
+	printf "%s\n" "{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":0,\"product\":\"NVIDIA A100 (PCIe)\",\"driver_version\":\"535.104.05\",\"mig_enabled\":true,\"health\":\"ok\"}" \
+		"{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":0,\"mig\":{\"profile\":\"1g.10gb+me\",\"device\":0},\"health\":\"ok\"}" |
+	claim-make -x | head -n 1 | jq -r "(.metadata.labels | to_entries[] | select(.key | test(\"product|full|mig-\"))
+		| .key + \"=\" + .value), (.status.capacity | keys[])"' <<'EOF'
+nvidia.com/gpu.product=NVIDIA-A100-PCIe
+nvidia.com/cuda.driver-version.full=535.104.05
+nvidia.com/mig-1g.10gbme.count=1
+nvidia.com/mig-1g.10gbme.memory=10240
+nvidia.com/mig-1g.10gbme.slices.gi=1
+nvidia.com/mig-1g.10gbme.slices.ci=1
+nvidia.com/mig-1g.10gbme
+EOF
+
+# jq programs that count labels, annotation keys and resource names the
+# API server would refuse
+LABEL_VALUE='^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'
+KEY='^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$'
+check_output 'hostile product names and versions never give an invalid label' '
+	for p in "NVIDIA A100 (PCIe)" "(x)" "--" "a/b\\c" "é" "$(printf "%070d" 7)" " x " "A.B_C-D" "a
+b"; do
+		jq -n -c --arg p "$p" "{kind: \"gpu\", node: \"n1\", index: 0, product: \$p, driver_version: (\$p + \"1.2.3\"), health: \"ok\"}"
+		echo "{\"kind\":\"flush\"}"
+	done | claim-make -x | jq -r --arg v "$LABEL_VALUE" --arg k "$KEY" "select(.kind == \"Node\")
+		| [(.metadata.labels | to_entries[] | select((.value | test(\$v) and length <= 63) and (.key | test(\$k)) | not)),
+		   (.metadata.annotations | keys[] | select(test(\$k) | not)),
+		   (.status.capacity | keys[] | select(test(\$k) | not))] | length" | sort | uniq -c | sed "s/^ *//"' <<'EOF'
+9 0
+EOF
+
+check 'duplicate MIG device numbers, or two records of one device name, are refused naming both' '
+	printf "%s\n" "{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":0,\"mig_enabled\":true,\"health\":\"ok\"}" \
+		"{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":0,\"mig\":{\"profile\":\"1g.10gb\",\"device\":0},\"health\":\"ok\"}" \
+		"{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":0,\"mig\":{\"profile\":\"1g.10gb\",\"device\":0},\"health\":\"ok\"}" \
+		"{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":0,\"mig\":{\"profile\":\"1g.10gb+me\",\"device\":1},\"health\":\"ok\"}" \
+		"{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":0,\"mig\":{\"profile\":\"1g.10gb-me\",\"device\":1},\"health\":\"unhealthy\"}" \
+		"{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":0,\"health\":\"ok\"}" \
+		"{\"kind\":\"gpu\",\"node\":\"n2\",\"index\":0,\"health\":\"ok\"}" >dup.in &&
+	must_fail 1 claim-make dup.in 2>err >out &&
+	printf "%s\n" "claim-make: dup.in:3: gpu: node \"n1\" already has device \"gpu-0-mig-1g-10gb-0\", from dup.in:2" \
+		"claim-make: dup.in:5: gpu: node \"n1\" already has device \"gpu-0-mig-1g-10gb-me-1\", from dup.in:4" \
+		"claim-make: dup.in:6: gpu: node \"n1\" already has device \"gpu-0\", from dup.in:1" >want &&
+	diff -u want err &&
+	test "$(jq -r "select(.kind == \"ResourceSlice\") | [.spec.nodeName, (.spec.devices | map(.name) | join(\",\"))] | join(\" \")" out)" = \
+		"$(printf "n1 gpu-0-mig-1g-10gb-0,gpu-0-mig-1g-10gb-me-1\nn2 gpu-0")"'
+
+check 'device names stay DNS labels for the largest index, device number and profile' '
+	echo "{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":2147483647,\"mig\":{\"profile\":\"7c.7g.4096gb+me.all\",\"device\":2147483647},\"health\":\"ok\"}" |
+	claim-make | jq -r ".spec.devices[]?.name" >names &&
+	test "$(cat names)" = gpu-2147483647-mig-7c-7g-4096gb-me-all-2147483647 &&
+	test "$(wc -c <names)" -le 64'
+
+check_output 'Kubernetes objects: names that cannot name an object, and kinds that are not strings, are refused' '
+	printf "%s\n" "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"..\"}}" \
+		"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a/b\"}}" \
+		"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\",\"namespace\":5}}" \
+		"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":[]}" \
+		"{\"apiVersion\":7,\"kind\":\"ConfigMap\"}" \
+		"{\"kind\":[\"gpu\"]}" \
+		"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"ok\"}}" |
+	must_fail 1 claim-make 2>&1 >out && cat out' <<'EOF'
+claim-make: <stdin>:1: object: field "metadata.name" must be a non-empty string without \u0000, "/" or "%", other than "." and "..", not ".."
+claim-make: <stdin>:2: object: field "metadata.name" must be a non-empty string without \u0000, "/" or "%", other than "." and "..", not "a/b"
+claim-make: <stdin>:3: object: field "metadata.namespace" must be a non-empty string without \u0000, "/" or "%", other than "." and "..", not 5
+claim-make: <stdin>:4: object: field "metadata" must be an object, not []
+claim-make: <stdin>:5: object: field "apiVersion" must be a non-empty string without \u0000, not 7
+claim-make: <stdin>:6: field "kind" must be a non-empty string without \u0000, not ["gpu"]
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ok"}}
+EOF
+
+# Numbers from the environment and names from options that do not parse
+# are refused (status 2), never taken as 0.
+check_output 'a clock or heartbeat that is not a whole number of seconds is refused' '
+	for v in abc "" " 5" 5s -5 +5 1e3 0x10 253402300800 99999999999999999999; do
+		K8SHAZGPU_NOW=$v claim-make -N n1 </dev/null >/dev/null 2>err; echo "$? $(cat err)"
+	done
+	K8SHAZGPU_HEARTBEAT=soon claim-make -N n1 </dev/null >/dev/null 2>err; echo "$? $(cat err)"
+	K8SHAZGPU_NOW=253402300799 claim-make -N n1 </dev/null | jq -r ".metadata.annotations[\"agentaflow.gpu/last-update\"]"
+	K8SHAZGPU_NOW=0 claim-make -N n1 </dev/null | jq -r ".metadata.annotations[\"agentaflow.gpu/last-update\"]"' <<'EOF'
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: "abc"
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: ""
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: " 5"
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: "5s"
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: "-5"
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: "+5"
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: "1e3"
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: "0x10"
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: "253402300800"
+2 claim-make: $K8SHAZGPU_NOW: not a whole number of seconds from 0 to 253402300799: "99999999999999999999"
+2 claim-make: $K8SHAZGPU_HEARTBEAT: not a whole number of seconds from 0 to 253402300799: "soon"
+9999-12-31T23:59:59Z
+1970-01-01T00:00:00Z
+EOF
+
+check_output 'names in options the API server would refuse are refused' '
+	claim-make -N Node1 </dev/null 2>&1; echo $?
+	claim-make -N "$(printf "%0225d" 0)" </dev/null 2>err; echo $?; cut -c1-80 err
+	claim-make -d "Bad_Driver" </dev/null 2>&1; echo $?
+	claim-make -n "a.b" </dev/null 2>&1; echo $?
+	claim-make -m "" </dev/null 2>&1; echo $?
+	claim-make -m "$(printf "a\tb")" </dev/null 2>&1; echo $?' <<'EOF'
+claim-make: -N: not a node name (a DNS subdomain of at most 224 bytes): "Node1"
+2
+2
+claim-make: -N: not a node name (a DNS subdomain of at most 224 bytes): "0000000
+claim-make: -d: not a DRA driver name (a DNS subdomain of at most 63 bytes): "Bad_Driver"
+2
+claim-make: -n: not a namespace name (a DNS label): "a.b"
+2
+claim-make: -m: not a field manager (1 to 128 bytes, no control characters): ""
+2
+claim-make: -m: not a field manager (1 to 128 bytes, no control characters): "a?b"
+2
+EOF
 
 check 'an unreachable API server exits 75 naming the URL' '
 	cat >kc <<K

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Node agents publish every simulated node: GPU feature discovery labels,
 # DRA ResourceSlices the real kube-scheduler allocates from, and a
-# re-partition or removal reflected after one cycle with nothing stale.
+# re-partition or removal reflected after one cycle with nothing stale,
+# and what other tools set on the node left alone.
 . "$(dirname "$0")/lib.sh"
 need_cluster
 NS=t9300-nodeagent
@@ -184,4 +185,93 @@ k8shazgpu_gpu_temperature_celsius{node="l4",uuid=U,index="1",mig=""} 30
 k8shazgpu_gpu_utilization_percent{node="l4",uuid=U,index="0",mig=""} 0
 k8shazgpu_gpu_utilization_percent{node="l4",uuid=U,index="1",mig=""} 0
 EOF
+
+# The agent owns only what it applied. Keys under both of its prefixes
+# that other tools set (the GPU Operator, the MIG manager, another tool's
+# annotation, each its own field manager) stay, exactly, across cycles,
+# while a profile removed from the topology takes its labels and resource
+# with it: ownership comes from managedFields, never from a prefix.
+k label node medium --field-manager=gpu-operator nvidia.com/gpu.deploy.driver=true >/dev/null
+k label node medium --field-manager=mig-manager nvidia.com/mig.config=all-1g.10gb >/dev/null
+k annotate node medium --field-manager=other-tool agentaflow.gpu/foreign=x >/dev/null
+k patch node medium --subresource=status --type=merge --field-manager=device-plugin \
+	-p '{"status":{"capacity":{"nvidia.com/gpu.shared":"2"},"allocatable":{"nvidia.com/gpu.shared":"2"}}}' >/dev/null
+sed '/^- name: medium/,/^- name/ s/^  mig: .*/  mig: [1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb, 1g.10gb]/' \
+	orig.yaml >all-1g.yaml
+# foreign: the four keys, their values and the field managers owning them
+foreign() {
+	k get node medium -o json --show-managed-fields | jq -r '
+	def owners($top; $part; $key): [.metadata.managedFields[]
+		| select(.fieldsV1["f:" + $top]["f:" + $part]["f:" + $key] != null) | .manager] | sort | join(",");
+	(["nvidia.com/gpu.deploy.driver", "nvidia.com/mig.config"][] as $key
+		| "\($key)=\(.metadata.labels[$key]) (\(owners("metadata"; "labels"; $key)))"),
+	("agentaflow.gpu/foreign" as $key
+		| "\($key)=\(.metadata.annotations[$key]) (\(owners("metadata"; "annotations"; $key)))"),
+	("nvidia.com/gpu.shared" as $key
+		| "\($key)=\(.status.allocatable[$key]) (\(owners("status"; "allocatable"; $key)))")'
+}
+cycles() { cycle medium "$1" && cycle medium "$1" && cycle medium "$1"; }
+
+check_output 'foreign keys and resources under nvidia.com/ and agentaflow.gpu/ are kept across cycles' \
+	'cycles "$D/topology.yaml" && foreign && medium_state' <<'EOF'
+nvidia.com/gpu.deploy.driver=true (gpu-operator)
+nvidia.com/mig.config=all-1g.10gb (mig-manager)
+agentaflow.gpu/foreign=x (other-tool)
+nvidia.com/gpu.shared=2 (device-plugin)
+nvidia.com/mig-1g.10gb.count=4 nvidia.com/mig-2g.20gb.count=12
+nvidia.com/gpu.shared=2 nvidia.com/mig-1g.10gb=4 nvidia.com/mig-2g.20gb=12
+true
+medium 16 mig
+EOF
+
+check_output 'a profile removed: our 2g.20gb labels and resource go, the foreign keys stay' \
+	'cp all-1g.yaml "$D/topology.yaml" && cycles "$D/topology.yaml" && foreign && medium_state &&
+	 k get node medium -o json | jq -r "[.metadata.labels | keys[] | select(startswith(\"nvidia.com/mig-2g\"))] | length"' <<'EOF'
+nvidia.com/gpu.deploy.driver=true (gpu-operator)
+nvidia.com/mig.config=all-1g.10gb (mig-manager)
+agentaflow.gpu/foreign=x (other-tool)
+nvidia.com/gpu.shared=2 (device-plugin)
+nvidia.com/mig-1g.10gb.count=28
+nvidia.com/gpu.shared=2 nvidia.com/mig-1g.10gb=28
+true
+medium 28 mig
+0
+EOF
+
+# someone else applies gpu.present too: a key we applied stays ours, and
+# goes with the GPUs, though another field manager shares it
+check_output 'a key we applied goes when stale, though another writer applied it too' \
+	'echo "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"medium\",\"labels\":{\"nvidia.com/gpu.present\":\"true\"}}}" |
+	 k apply --server-side --field-manager=someone -f - >/dev/null &&
+	 k get node medium -o json --show-managed-fields | jq -r "[.metadata.managedFields[]
+		| select(.fieldsV1[\"f:metadata\"][\"f:labels\"][\"f:nvidia.com/gpu.present\"] != null) | .manager]
+		| map(select(. == \"someone\" or . == \"k8shazgpu-nodeagent\")) | sort | join(\",\")" &&
+	 cp gone.yaml "$D/topology.yaml" && cycles "$D/topology.yaml" && foreign && medium_state' <<'EOF'
+k8shazgpu-nodeagent,someone
+nvidia.com/gpu.deploy.driver=true (gpu-operator)
+nvidia.com/mig.config=all-1g.10gb (mig-manager)
+agentaflow.gpu/foreign=x (other-tool)
+nvidia.com/gpu.shared=2 (device-plugin)
+
+nvidia.com/gpu.shared=2
+no gpu.present label
+no medium slice
+EOF
+
+cp orig.yaml "$D/topology.yaml"
+check_output 'restored: our labels back, the foreign ones never touched' \
+	'cycle medium "$D/topology.yaml" && foreign && medium_state' <<'EOF'
+nvidia.com/gpu.deploy.driver=true (gpu-operator)
+nvidia.com/mig.config=all-1g.10gb (mig-manager)
+agentaflow.gpu/foreign=x (other-tool)
+nvidia.com/gpu.shared=2 (device-plugin)
+nvidia.com/mig-1g.10gb.count=4 nvidia.com/mig-2g.20gb.count=12
+nvidia.com/gpu.shared=2 nvidia.com/mig-1g.10gb=4 nvidia.com/mig-2g.20gb=12
+true
+medium 16 mig
+EOF
+k label node medium nvidia.com/gpu.deploy.driver- nvidia.com/mig.config- >/dev/null
+k annotate node medium agentaflow.gpu/foreign- >/dev/null
+k patch node medium --subresource=status --type=json -p '[{"op": "remove", "path": "/status/capacity/nvidia.com~1gpu.shared"},
+	{"op": "remove", "path": "/status/allocatable/nvidia.com~1gpu.shared"}]' >/dev/null
 done_testing

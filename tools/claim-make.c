@@ -4,7 +4,11 @@
  *              [--context name] [--kubeconfig file] [file...]
  *
  * Input records, by kind:
- *   gpu   (gpu-probe(1)) are gathered per node until the end of input;
+ *   gpu   (gpu-probe(1)) are checked field by field (gobj_check: type,
+ *         range, health one of its values, node a node name) and are
+ *         gathered per node until the end of input; a bad one, or one
+ *         giving a device name the node already has, is refused (warned,
+ *         exit 1) and the others go on;
  *         each node then becomes a Node object with GPU feature discovery
  *         and AgentaFlow labels and annotations (with -x also its
  *         nvidia.com/ extended resources in status) and ResourceSlices of
@@ -13,7 +17,7 @@
  *         whose GPUs are all gone is published empty, so nothing stale
  *         stays behind.
  *   any record with apiVersion and kind is a Kubernetes object, passed
- *         through as it is.
+ *         through as it is once its names are strings that can name it.
  * A {"kind":"flush"} record (gpu-probe -i writes one after every probe)
  * publishes the nodes gathered so far at once, and starts gathering anew,
  * so one long-running `gpu-probe -i 30 | claim-make -a` keeps its
@@ -25,16 +29,22 @@
  * "ref":"v1/Node/small","resourceVersion":"42"}. ResourceSlices whose
  * devices did not change are left alone (op "unchanged"); changed ones
  * get the pool's next generation; slices of the node and driver that are
- * no longer wanted are deleted (op "delete").
+ * no longer wanted are deleted (op "delete"). Labels, annotations and
+ * resources this field manager applied before and no longer produces
+ * are removed first (ap_release: op "unlabel", "unresource"); what other
+ * writers set, under any prefix, is never touched.
  *
  * $K8SHAZGPU_NOW (Unix seconds) fixes the agentaflow.gpu/last-update
  * stamp, for reproducible output. With -a a node that already carries
  * every label, annotation and resource is not written again (op
  * "unchanged") until its last-update stamp is $K8SHAZGPU_HEARTBEAT
- * seconds old (default 300).
+ * seconds old (default 300). Either, set to anything but a whole number
+ * from 0 to SECONDS_MAX, is refused with status 2.
  *
  * EXIT STATUS: 0 all done; 1 a record or a write failed (the others went
  * on); 2 usage; 75 the API server was unreachable or overloaded. */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +54,15 @@
 #include "apply.h"
 #include "err.h"
 #include "gpuobj.h"
+#include "kname.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "nd.h"
+
+/* the last second of the year 9999: an RFC 3339 stamp has four digits */
+#define SECONDS_MAX 253402300799LL
+
+enum { MANAGER_MAX = 128 }; /* the API server's bound on a field manager */
 
 struct ctx {
 	int apply, extended;
@@ -55,9 +71,12 @@ struct ctx {
 	json_t *nodes;  /* node name -> array of gpu records */
 	json_t *order;  /* node names in first-seen order */
 	json_t *fixed;  /* the -N nodes, published in every batch */
+	json_t *names;  /* node name -> {device name: "input:record"} */
 	int pending;    /* records gathered since the last flush */
 	int flushed;    /* a flush was seen */
 	time_t now;
+	int now_fixed;  /* $K8SHAZGPU_NOW was given */
+	long long heartbeat;
 	struct kc_config kc;
 	struct kube *k;
 	struct applier *ap;
@@ -144,42 +163,148 @@ publish_batch(struct ctx *c)
 		publish(c, json_string_value(name),
 			json_object_get(c->nodes, json_string_value(name)));
 	json_object_clear(c->nodes);
+	json_object_clear(c->names);
 	json_array_clear(c->order);
 	json_array_foreach(c->fixed, i, name)
 		note_node(c, json_string_value(name));
 	c->pending = 0;
-	if (!getenv("K8SHAZGPU_NOW"))
+	if (!c->now_fixed)
 		c->now = time(NULL);
+}
+
+/* clean_string: v is a non-empty string holding no "\u0000", so that
+ * json_string_value gives all of it. */
+static int
+clean_string(const json_t *v)
+{
+	return json_is_string(v) && json_string_length(v) > 0 &&
+		strlen(json_string_value(v)) == json_string_length(v);
+}
+
+/* shown writes v as compact ASCII JSON into buf, cut past 48 bytes. */
+static void
+shown(const json_t *v, char *buf, size_t n)
+{
+	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	if (!s)
+		err_die(HAZ_FAIL, "json_dumps: out of memory");
+	snprintf(buf, n, strlen(s) > 48 ? "%.45s..." : "%s", s);
+	free(s);
+}
+
+/* is_path_name: s can be the last segment of an object's API path, as
+ * the API server requires of names: not "." or "..", no '/' or '%'. */
+static int
+is_path_name(const char *s)
+{
+	return strcmp(s, ".") && strcmp(s, "..") && !strpbrk(s, "/%");
+}
+
+/* check_object says whether rec is a Kubernetes object whose apiVersion,
+ * kind and names are strings claim-make can read whole; warns if not. */
+static int
+check_object(struct nd_reader *r, const json_t *rec)
+{
+	static const char *const top[] = {"apiVersion", "kind"};
+	static const char *const names[] = {"name", "namespace"};
+	const json_t *meta = json_object_get(rec, "metadata"), *v;
+	char val[64];
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		if (clean_string(v = json_object_get(rec, top[i])))
+			continue;
+		shown(v, val, sizeof val);
+		nd_warn(r, "object: field \"%s\" must be a non-empty string "
+			"without \\u0000, not %s", top[i], val);
+		return -1;
+	}
+	if (meta && !json_is_object(meta)) {
+		shown(meta, val, sizeof val);
+		nd_warn(r, "object: field \"metadata\" must be an object, not %s",
+			val);
+		return -1;
+	}
+	for (i = 0; i < 2; i++) {
+		if (!(v = json_object_get(meta, names[i])) ||
+			(clean_string(v) && is_path_name(json_string_value(v))))
+			continue;
+		shown(v, val, sizeof val);
+		nd_warn(r, "object: field \"metadata.%s\" must be a non-empty "
+			"string without \\u0000, \"/\" or \"%%\", other than \".\" "
+			"and \"..\", not %s", names[i], val);
+		return -1;
+	}
+	return 0;
+}
+
+/* take_gpu checks a gpu record and gathers it for its node; warns and
+ * returns -1 when it is bad or names a device its node already has. */
+static int
+take_gpu(struct ctx *c, struct nd_reader *r, json_t *rec)
+{
+	char why[512], name[GOBJ_DEVICE_NAME_MAX], *where_at;
+	const char *node;
+	json_t *seen, *where;
+
+	if (gobj_check(rec, c->driver, why, sizeof why) < 0) {
+		nd_warn(r, "gpu: %s", why);
+		return -1;
+	}
+	node = json_string_value(json_object_get(rec, "node"));
+	if (!(seen = json_object_get(c->names, node))) {
+		seen = json_object();
+		json_object_set_new(c->names, node, seen);
+	}
+	gobj_device_name(rec, name);
+	if ((where = json_object_get(seen, name))) {
+		nd_warn(r, "gpu: node \"%s\" already has device \"%s\", from %s",
+			node, name, json_string_value(where));
+		return -1;
+	}
+	where_at = easprintf("%s:%ld", r->name, r->recno);
+	json_object_set_new(seen, name, json_string_nocheck(where_at));
+	free(where_at);
+	note_node(c, node);
+	json_array_append(json_object_get(c->nodes, node), rec);
+	return 0;
 }
 
 static int
 on_record(struct nd_reader *r, json_t *rec, void *arg)
 {
 	struct ctx *c = arg;
-	const char *kind = json_string_value(json_object_get(rec, "kind"));
-	const char *node;
+	const json_t *k = json_object_get(rec, "kind");
+	const char *kind;
+	char val[64];
 
-	if (kind && strcmp(kind, "flush") == 0) {
+	if (!k) {
+		nd_warn(r, "record has no kind");
+		return 1;
+	}
+	if (!clean_string(k)) {
+		shown(k, val, sizeof val);
+		nd_warn(r, "field \"kind\" must be a non-empty string without "
+			"\\u0000, not %s", val);
+		return 1;
+	}
+	kind = json_string_value(k);
+	if (strcmp(kind, "flush") == 0) {
 		publish_batch(c);
 		c->flushed = 1;
 		return 0;
 	}
 	c->pending = 1;
-	if (kind && strcmp(kind, "gpu") == 0) {
-		if (!(node = json_string_value(json_object_get(rec, "node")))) {
-			nd_warn(r, "gpu record has no node");
+	if (strcmp(kind, "gpu") == 0)
+		return take_gpu(c, r, rec) < 0;
+	if (json_object_get(rec, "apiVersion")) {
+		if (check_object(r, rec) < 0)
 			return 1;
-		}
-		note_node(c, node);
-		json_array_append(json_object_get(c->nodes, node), rec);
-		return 0;
-	}
-	if (kind && json_is_string(json_object_get(rec, "apiVersion"))) {
 		emit(c, rec);
 		return 0;
 	}
-	nd_warn(r, kind ? "unknown record kind \"%s\"" : "record has no kind%s",
-		kind ? kind : "");
+	nd_warn(r, "unknown record kind \"%s\"", kind);
 	return 1;
 }
 
@@ -342,55 +467,26 @@ sync_slices(struct ctx *c, const char *node, const json_t *devices,
 	json_decref(have);
 }
 
-/* stale_keys returns an object mapping to null every key of have (the
- * node's labels or annotations) under our prefixes that want lacks. */
-static json_t *
-stale_keys(const json_t *have, const json_t *want)
-{
-	json_t *out = json_object(), *v;
-	const char *key;
-
-	json_object_foreach((json_t *)have, key, v)
-		if ((!strncmp(key, GOBJ_NVIDIA_PREFIX, strlen(GOBJ_NVIDIA_PREFIX)) ||
-			!strncmp(key, GOBJ_AGENTAFLOW_PREFIX, strlen(GOBJ_AGENTAFLOW_PREFIX))) &&
-			!json_object_get(want, key))
-			json_object_set_new(out, key, json_null());
-	return out;
-}
-
-/* remove_stale deletes the GPU labels and annotations the node carries
- * but obj no longer has. Server-side apply removes those this field
- * manager set alone; this also takes those another writer set or
- * shares, such as the node's creator. */
-static void
-remove_stale(struct ctx *c, const char *node, const json_t *current,
+/* release drops the labels, annotations and resources this field
+ * manager applied to the node before and obj no longer has (see
+ * ap_release). Returns 0, or -1 when that failed: obj must not be applied
+ * then, or the server would forget which of them were ours. */
+static int
+release(struct ctx *c, const char *node, const json_t *current,
 	const json_t *obj)
 {
-	const json_t *have = json_object_get(current, "metadata");
-	const json_t *want = json_object_get(obj, "metadata");
-	json_t *labels = stale_keys(json_object_get(have, "labels"),
-		json_object_get(want, "labels"));
-	json_t *ann = stale_keys(json_object_get(have, "annotations"),
-		json_object_get(want, "annotations"));
-	json_t *patch, *ans;
 	struct kube_error e;
-	char *path;
+	json_t *res, *r;
+	size_t i;
 
-	if (json_object_size(labels) + json_object_size(ann) > 0) {
-		patch = json_pack("{s:{s:O, s:O}}", "metadata", "labels", labels,
-			"annotations", ann);
-		path = easprintf("/api/v1/nodes/%s", node);
-		if ((ans = kube_patch(c->k, path, KUBE_PATCH_MERGE, patch, &e))) {
-			print_result("unlabel", obj);
-			json_decref(ans);
-		} else {
-			fail(c, &e, node);
-		}
-		free(path);
-		json_decref(patch);
+	if (!(res = ap_release(c->ap, current, obj, &e))) {
+		fail(c, &e, node);
+		return -1;
 	}
-	json_decref(labels);
-	json_decref(ann);
+	json_array_foreach(res, i, r)
+		nd_write(r);
+	json_decref(res);
+	return 0;
 }
 
 /* has_all says whether every key of want is in have with an equal
@@ -409,9 +505,12 @@ has_all(const json_t *have, const json_t *want, const char *skip)
 }
 
 /* node_current says whether the node already carries everything obj
- * would write, and its agentaflow.gpu/last-update stamp is younger than
- * the heartbeat ($K8SHAZGPU_HEARTBEAT seconds, default 300): then the
- * write is left out, and an idle cluster sees no node updates every cycle. */
+ * would write, as things this field manager applied, and its
+ * agentaflow.gpu/last-update stamp is younger than the heartbeat
+ * ($K8SHAZGPU_HEARTBEAT seconds, default 300): then the write is left
+ * out, and an idle cluster sees no node updates every cycle. A node whose
+ * keys someone else wrote (its creator) is applied once, so that what we
+ * publish is ours to remove when it goes stale. */
 static int
 node_current(const struct ctx *c, const json_t *current, const json_t *obj)
 {
@@ -421,11 +520,12 @@ node_current(const struct ctx *c, const json_t *current, const json_t *obj)
 	const json_t *ws = json_object_get(obj, "status");
 	const char *stamp = json_string_value(json_object_get(
 		json_object_get(hm, "annotations"), "agentaflow.gpu/last-update"));
-	const char *hb = getenv("K8SHAZGPU_HEARTBEAT");
 	struct tm tm = {0};
+	const char *end;
 
-	if (!stamp || !strptime(stamp, "%Y-%m-%dT%H:%M:%SZ", &tm) ||
-		c->now - timegm(&tm) >= (hb ? atol(hb) : 300))
+	if (!stamp || !(end = strptime(stamp, "%Y-%m-%dT%H:%M:%SZ", &tm)) ||
+		*end || (long long)c->now - (long long)timegm(&tm) >= c->heartbeat ||
+		!ap_owns(c->ap, current, obj))
 		return 0;
 	if (!has_all(json_object_get(hm, "labels"), json_object_get(wm, "labels"), NULL) ||
 		!has_all(json_object_get(hm, "annotations"),
@@ -458,17 +558,76 @@ publish(struct ctx *c, const char *node, const json_t *gpus)
 		if (!current) {
 			fail(c, &e, node);
 		} else {
-			remove_stale(c, node, current, obj);
-			if (node_current(c, current, obj))
-				print_result("unchanged", obj);
-			else
-				emit(c, obj);
+			/* not applied when the release failed: next time */
+			if (release(c, node, current, obj) == 0) {
+				if (node_current(c, current, obj))
+					print_result("unchanged", obj);
+				else
+					emit(c, obj);
+			}
 			sync_slices(c, node, devices, current);
 			json_decref(current);
 		}
 	}
 	json_decref(devices);
 	json_decref(obj);
+}
+
+/* env_seconds returns $name, a whole number of seconds from 0 to
+ * SECONDS_MAX, or dflt when it is not set; anything else is refused. */
+static long long
+env_seconds(const char *name, long long dflt)
+{
+	const char *s = getenv(name);
+	long long v;
+	char *end;
+
+	if (!s)
+		return dflt;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!isdigit((unsigned char)*s) || *end || errno || v > SECONDS_MAX)
+		err_die(HAZ_USAGE, "$%s: not a whole number of seconds from 0 to "
+			"%lld: \"%.64s\"", name, SECONDS_MAX, s);
+	return v;
+}
+
+/* is_manager: m can name a field manager: 1 to 128 bytes, no control
+ * characters. */
+static int
+is_manager(const char *m)
+{
+	const unsigned char *p;
+
+	for (p = (const unsigned char *)m; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return 0;
+	return *m && strlen(m) <= MANAGER_MAX;
+}
+
+/* check_args refuses, with status 2, names the API server would refuse. */
+static void
+check_args(struct ctx *c)
+{
+	size_t node_max = KN_SUBDOMAIN_MAX - GOBJ_SLICE_NAME_EXTRA;
+	json_t *v;
+	size_t i;
+
+	if (!kn_is_dns_subdomain(c->driver, KN_LABEL_MAX))
+		err_die(HAZ_USAGE, "-d: not a DRA driver name (a DNS subdomain of "
+			"at most %d bytes): \"%.64s\"", KN_LABEL_MAX, c->driver);
+	node_max -= strlen(c->driver);
+	json_array_foreach(c->fixed, i, v)
+		if (!kn_is_dns_subdomain(json_string_value(v), node_max))
+			err_die(HAZ_USAGE, "-N: not a node name (a DNS subdomain of "
+				"at most %zu bytes): \"%.64s\"", node_max,
+				json_string_value(v));
+	if (c->namespace && !kn_is_dns_label(c->namespace))
+		err_die(HAZ_USAGE, "-n: not a namespace name (a DNS label): "
+			"\"%.64s\"", c->namespace);
+	if (!is_manager(c->manager))
+		err_die(HAZ_USAGE, "-m: not a field manager (1 to %d bytes, no "
+			"control characters): \"%.64s\"", MANAGER_MAX, c->manager);
 }
 
 static void
@@ -479,6 +638,8 @@ parse_args(struct ctx *c, int argc, char **argv)
 		{"kubeconfig", required_argument, NULL, 'K'},
 		{NULL, 0, NULL, 0},
 	};
+	json_t *v;
+	size_t i;
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "axm:d:N:n:hV", longopts, NULL)) != -1) {
@@ -488,8 +649,7 @@ parse_args(struct ctx *c, int argc, char **argv)
 		case 'm': c->manager = optarg; break;
 		case 'd': c->driver = optarg; break;
 		case 'N':
-			note_node(c, optarg);
-			json_array_append_new(c->fixed, json_string(optarg));
+			json_array_append_new(c->fixed, json_string_nocheck(optarg));
 			break;
 		case 'n': c->namespace = optarg; break;
 		case 'C': c->context = optarg; break;
@@ -499,6 +659,9 @@ parse_args(struct ctx *c, int argc, char **argv)
 		default: usage();
 		}
 	}
+	check_args(c);
+	json_array_foreach(c->fixed, i, v)
+		note_node(c, json_string_value(v));
 }
 
 /* connect loads the kubeconfig and opens the client, for -a. */
@@ -516,15 +679,17 @@ int
 main(int argc, char **argv)
 {
 	struct ctx c = {.manager = "k8shazgpu", .driver = "gpu.canhazgpu.dev"};
-	const char *env = getenv("K8SHAZGPU_NOW");
 	int st;
 
 	err_init(argv[0]);
 	c.nodes = json_object();
 	c.order = json_array();
 	c.fixed = json_array();
+	c.names = json_object();
 	parse_args(&c, argc, argv);
-	c.now = env ? (time_t)strtoll(env, NULL, 10) : time(NULL);
+	c.now_fixed = getenv("K8SHAZGPU_NOW") != NULL;
+	c.now = (time_t)env_seconds("K8SHAZGPU_NOW", (long long)time(NULL));
+	c.heartbeat = env_seconds("K8SHAZGPU_HEARTBEAT", 300);
 	if (c.apply)
 		connect(&c);
 	st = nd_loop_files(argc - optind, argv + optind, 0, on_record, &c);
@@ -539,5 +704,6 @@ main(int argc, char **argv)
 	json_decref(c.nodes);
 	json_decref(c.order);
 	json_decref(c.fixed);
+	json_decref(c.names);
 	return nd_finish(c.status);
 }
