@@ -140,19 +140,22 @@ decide(const struct adm_request *r, struct adm_verdict *v, void *arg)
 {
 	struct ctx *c = arg;
 	struct mutate_note n;
-	char labels[128];
+	char *labels;
 	int i;
 
 	mutate_decide(&c->mo, c->a, r, v, &n);
 	for (i = 0; c->prom && i < n.nfallback; i++) {
-		snprintf(labels, sizeof labels, "from=\"%s\",to=\"%s\"", n.from[i],
-			n.to[i]);
+		/* values from pods and RuntimeClasses: escaped */
+		labels = prom_labels("from", n.from[i], "to", n.to[i],
+			(char *)NULL);
 		prom_add(c->prom, "k8shazgpu_webhook_fallbacks_total", labels, 1);
+		free(labels);
 	}
 	if (c->prom && n.limit) {
-		snprintf(labels, sizeof labels, "limit=\"%s\",action=\"%s\"", n.limit,
-			n.gated ? "gate" : "deny");
+		labels = prom_labels("limit", n.limit, "action",
+			n.gated ? "gate" : "deny", (char *)NULL);
 		prom_add(c->prom, "k8shazgpu_webhook_denials_total", labels, 1);
+		free(labels);
 	}
 	if (c->verbose)
 		log_note(r, v, &n);
@@ -225,7 +228,7 @@ metrics(struct ctx *c, struct httpd_reply *p)
 	json_t *st = avail_stats(c->a), *v;
 	struct httpd *h = __atomic_load_n(&c->h, __ATOMIC_ACQUIRE);
 	const char *res;
-	char labels[160];
+	char *labels;
 
 	if (h)
 		prom_set(c->prom, "k8shazgpu_webhook_connections_total", NULL,
@@ -233,12 +236,13 @@ metrics(struct ctx *c, struct httpd_reply *p)
 	prom_set(c->prom, "k8shazgpu_webhook_inventory_synced", NULL,
 		avail_synced(c->a) == AVAIL_ALL);
 	json_object_foreach(json_object_get(st, "free"), res, v) {
-		snprintf(labels, sizeof labels, "resource=\"%s\"", res);
+		labels = prom_labels("resource", res, (char *)NULL);
 		prom_set(c->prom, "k8shazgpu_webhook_free", labels,
 			(double)json_integer_value(v));
 		prom_set(c->prom, "k8shazgpu_webhook_pending", labels,
 			(double)json_integer_value(json_object_get(json_object_get(st,
 				"pending"), res)));
+		free(labels);
 	}
 	json_decref(st);
 	p->content_type = "text/plain; version=0.0.4; charset=utf-8";
