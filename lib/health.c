@@ -1,4 +1,5 @@
 /* health: thresholds and the per-record judgement (see health.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,8 @@ health_set(struct health_limits *l, const char *name, double v)
 {
 	int i;
 
+	if (!isfinite(v)) /* NaN passes no comparison: the check would be off */
+		return -1;
 	for (i = 0; i < HEALTH_NCHECKS; i++) {
 		if (strcmp(name, warn_names[i]) == 0) {
 			l->warn[i] = v < 0 ? -1 : v;
@@ -47,13 +50,17 @@ int
 health_set_text(struct health_limits *l, const char *name,
 	const char *text, const char **why)
 {
+	size_t whole = strspn(text, "0123456789"), frac = 0;
 	double v = -1;
-	char *end;
 
+	/* plain decimals only: strtod would also take "nan", "inf", hex,
+	 * exponents and leading blanks */
+	if (text[whole] == '.')
+		frac = strspn(text + whole + 1, "0123456789") + 1;
 	if (strcmp(text, "off") != 0) {
-		v = strtod(text, &end);
-		if (!*text || *end || v < 0 || v > 1e9) {
-			*why = "not a number >= 0 or \"off\"";
+		if (!whole || text[whole + frac] != '\0' ||
+			(v = strtod(text, NULL)) > 1e9) {
+			*why = "not a number from 0 to 1e9, or \"off\"";
 			return -1;
 		}
 	}
@@ -68,7 +75,7 @@ int
 health_load_json(struct health_limits *l, const json_t *obj,
 	const char *src)
 {
-	const char *key, *why = "not a number >= 0, null or \"off\"";
+	const char *key, *why = "not a number from 0 to 1e9, null or \"off\"";
 	json_t *v;
 	double d;
 

@@ -39,16 +39,20 @@ void health_defaults(struct health_limits *l);
 /* health_set sets the threshold called name (temp_warn, temp_unhealthy,
  * power_warn_pct, power_unhealthy_pct, ecc_warn, ecc_unhealthy,
  * mem_warn_pct, mem_unhealthy_pct, util_warn_pct, util_unhealthy_pct) to
- * v (< 0 turns it off). Returns 0, or -1 for an unknown name. */
+ * v (< 0 turns it off). Returns 0, or -1 for an unknown name or a v that
+ * is NaN or infinite (a NaN threshold would silently never trip). */
 int health_set(struct health_limits *l, const char *name, double v);
 
-/* health_set_text is health_set with the value as text: a number or
- * "off". Returns 0, or -1 with a message in *why (static). */
+/* health_set_text is health_set with the value as text: a plain decimal
+ * number from 0 to 1e9 (digits, an optional fraction) or "off"; "nan",
+ * "inf", "-1", "1e3", "0x10" and " 5" are refused. Returns 0, or -1 with
+ * a message in *why (static). */
 int health_set_text(struct health_limits *l, const char *name,
 	const char *text, const char **why);
 
-/* health_load_json applies every member of obj (name: number, or null or
- * "off") to l. Returns 0, or -1 with a message printed naming src. */
+/* health_load_json applies every member of obj (name: a number from 0 to
+ * 1e9, or null or "off") to l. Returns 0, or -1 with a message printed
+ * naming src. */
 int health_load_json(struct health_limits *l, const json_t *obj,
 	const char *src);
 

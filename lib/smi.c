@@ -2,10 +2,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
+#include "hmap.h"
 #include "mig.h"
 #include "smi.h"
 
@@ -27,12 +30,14 @@ const struct smi_colspec smi_cols[SMI_NCOLS] = {
 	[SMI_COMPUTE_CAP] = {"compute_cap", "compute_cap", 's'},
 };
 
-/* A line of a source, cut in place: text without "\r\n", its number, and
- * whether it ended with a newline. */
+/* A line of a source, cut in place: text without "\r\n", its number,
+ * whether it ended with a newline, and why it is no text (NULL when it
+ * is). */
 struct line {
 	char *text;
 	long no;
 	int complete;
+	const char *bad;
 };
 
 /* A source being read: a private copy of the bytes, and the position. */
@@ -42,6 +47,8 @@ struct src {
 	size_t len, pos;
 	long no;
 };
+
+static const char *show(const char *s, char *buf);
 
 const char *
 smi_query_arg(void)
@@ -60,6 +67,30 @@ smi_query_arg(void)
 	return arg;
 }
 
+const char *
+smi_not_text(const char *p, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)p, *end = u + n;
+	int len;
+
+	while (u < end) {
+		if (*u == '\0')
+			return "holds a NUL byte";
+		if ((*u < 0x20 && *u != '\t') || *u == 0x7f)
+			return "holds a control character";
+		if (*u < 0x80) {
+			u++;
+			continue;
+		}
+		if (!(len = utf8_len(u, end)))
+			return "is not valid UTF-8";
+		if (u[0] == 0xc2 && u[1] < 0xa0)
+			return "holds a control character";
+		u += len;
+	}
+	return NULL;
+}
+
 /* next_line cuts the next line of s into *l. Returns 0 at the end. */
 static int
 next_line(struct src *s, struct line *l)
@@ -75,11 +106,26 @@ next_line(struct src *s, struct line *l)
 	s->pos += n + (nl != NULL);
 	start[n] = '\0';
 	if (n && start[n - 1] == '\r')
-		start[n - 1] = '\0';
+		start[--n] = '\0';
 	l->text = start;
 	l->no = ++s->no;
 	l->complete = nl != NULL;
+	l->bad = smi_not_text(start, n);
 	return 1;
+}
+
+/* refused reports a line that is no text (l->bad) and returns -1, or
+ * returns 0 for a good line. */
+static int
+refused(const struct src *s, const struct line *l)
+{
+	char shown[64];
+
+	if (!l->bad)
+		return 0;
+	err_warn("%s:%ld: line %s: \"%s\"", s->name, l->no, l->bad,
+		show(l->text, shown));
+	return -1;
 }
 
 /* show copies s into buf (64 bytes) for a message: at most 48 bytes, with
@@ -156,7 +202,7 @@ convert(enum smi_col c, const char *v)
 
 	switch (smi_cols[c].type) {
 	case 's':
-		return v[0] ? json_string(v) : NULL;
+		return v[0] && !strchr(v, '\t') ? json_string(v) : NULL;
 	case 'm':
 		if (strcmp(v, "Enabled") == 0)
 			return json_true();
@@ -223,6 +269,8 @@ field(struct smi_inv *inv, struct src *s, struct line *l,
 	enum vclass k = classify(v);
 	char shown[64];
 
+	if (strchr(v, '\t')) /* a separator inside: convert refuses it */
+		k = V_VALUE;
 	if (k == V_UNAVAILABLE && c == SMI_MIG_MODE) {
 		g->val[c] = json_false();
 		return 0;
@@ -266,16 +314,65 @@ missing(struct smi_inv *inv, struct src *s, struct line *l,
 			smi_cols[SMI_NCOLS - 1].field);
 }
 
-/* duplicate reports whether g's index or uuid was seen before in inv. */
-static int
-duplicate(const struct smi_inv *inv, const struct smi_gpu *g)
-{
-	size_t i;
+/* ---- keys seen ---- */
 
-	for (i = 0; i < inv->ngpus; i++) {
-		if (json_equal(inv->gpus[i].val[SMI_INDEX], g->val[SMI_INDEX]) ||
-			json_equal(inv->gpus[i].val[SMI_UUID], g->val[SMI_UUID]))
-			return 1;
+/* seen_get returns the number stored under the key prefix+name (a line
+ * number, or a GPU's position + 1), 0 when there is none. */
+static size_t
+seen_get(const struct smi_inv *inv, const char *prefix, const char *name)
+{
+	char *key;
+	void *v;
+
+	if (!inv->seen)
+		return 0;
+	key = easprintf("%s%s", prefix, name);
+	v = hm_get(inv->seen, key);
+	free(key);
+	return (size_t)(uintptr_t)v;
+}
+
+/* seen_put stores n (not 0) under the key prefix+name. */
+static void
+seen_put(struct smi_inv *inv, const char *prefix, const char *name,
+	size_t n)
+{
+	char *key = easprintf("%s%s", prefix, name);
+
+	if (!inv->seen)
+		inv->seen = hm_new(NULL);
+	hm_put(inv->seen, key, (void *)(uintptr_t)n);
+	free(key);
+}
+
+/* index_key writes g's index as a key into buf (32 bytes). */
+static const char *
+index_key(const struct smi_gpu *g, char *buf)
+{
+	snprintf(buf, 32, "%lld",
+		(long long)json_integer_value(g->val[SMI_INDEX]));
+	return buf;
+}
+
+/* duplicate reports, naming line l, a GPU whose index or uuid is that of
+ * a GPU of inv; returns 1 for one, 0 otherwise. */
+static int
+duplicate(const struct smi_inv *inv, const struct src *s,
+	const struct line *l, const struct smi_gpu *g)
+{
+	const char *uuid = json_string_value(g->val[SMI_UUID]);
+	char key[32];
+	size_t at;
+
+	if ((at = seen_get(inv, "u:", uuid))) {
+		err_warn("%s:%ld: GPU %s listed twice (first on line %ld)",
+			s->name, l->no, uuid, inv->gpus[at - 1].line);
+		return 1;
+	}
+	if ((at = seen_get(inv, "i:", index_key(g, key)))) {
+		err_warn("%s:%ld: GPU index %s listed twice (first on line "
+			 "%ld)", s->name, l->no, key, inv->gpus[at - 1].line);
+		return 1;
 	}
 	return 0;
 }
@@ -296,6 +393,8 @@ csv_line(struct smi_inv *inv, struct src *s, struct line *l,
 			 "\"%s\"", s->name, l->no, show(l->text, shown));
 		return -1;
 	}
+	if (refused(s, l) < 0)
+		return -1;
 	show(l->text, shown);
 	n = split(l->text, f, SMI_NCOLS);
 	if (n < SMI_MIN_COLS || n > SMI_NCOLS) {
@@ -312,20 +411,34 @@ csv_line(struct smi_inv *inv, struct src *s, struct line *l,
 		}
 	}
 	missing(inv, s, l, g, n);
-	if (duplicate(inv, g)) {
-		err_warn("%s:%ld: GPU %s listed twice", s->name, l->no,
-			json_string_value(g->val[SMI_UUID]));
+	if (duplicate(inv, s, l, g)) {
 		gpu_clear(g);
 		return -1;
 	}
 	return 0;
 }
 
+/* grow returns v, an array of cap elements of size holding n, with room
+ * for one more: doubling, so appending n elements takes linear time. */
+static void *
+grow(void *v, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return v;
+	*cap = *cap ? *cap * 2 : 8;
+	return erealloc(v, *cap * size);
+}
+
+/* push_gpu appends g to inv and remembers its keys. */
 static void
 push_gpu(struct smi_inv *inv, struct smi_gpu *g)
 {
-	inv->gpus = erealloc(inv->gpus, (inv->ngpus + 1) * sizeof *inv->gpus);
+	char key[32];
+
+	inv->gpus = grow(inv->gpus, inv->ngpus, &inv->cap, sizeof *inv->gpus);
 	inv->gpus[inv->ngpus++] = *g;
+	seen_put(inv, "u:", json_string_value(g->val[SMI_UUID]), inv->ngpus);
+	seen_put(inv, "i:", index_key(g, key), inv->ngpus);
 }
 
 static void
@@ -411,7 +524,8 @@ uuid_tail(char *p)
 		return NULL;
 	u += 7;
 	end = strchr(u, ')');
-	if (!end || end == u || !blank(end + 1) || strchr(u, ' '))
+	if (!end || end == u || !blank(end + 1) ||
+		strcspn(u, " \t") < (size_t)(end - u))
 		return NULL;
 	*end = '\0';
 	return u;
@@ -473,21 +587,43 @@ gpu_line(char *p)
 static struct smi_gpu *
 find_uuid(struct smi_inv *inv, const char *uuid)
 {
-	size_t i;
+	size_t at = seen_get(inv, "u:", uuid);
 
-	for (i = 0; i < inv->ngpus; i++) {
-		if (strcmp(json_string_value(inv->gpus[i].val[SMI_UUID]), uuid) ==
-			0)
-			return &inv->gpus[i];
-	}
-	return NULL;
+	return at ? &inv->gpus[at - 1] : NULL;
 }
 
-static void
-push_mig(struct smi_gpu *g, const struct smi_mig *m)
+/* push_mig adds the MIG device m of GPU g (of inv), read on line l of s,
+ * unless its device number or its UUID was read before: that is
+ * reported, m freed, and -1 returned. */
+static int
+push_mig(struct smi_inv *inv, const struct src *s, const struct line *l,
+	struct smi_gpu *g, struct smi_mig *m)
 {
-	g->migs = erealloc(g->migs, (g->nmig + 1) * sizeof *g->migs);
+	char dev[64];
+	size_t at;
+
+	snprintf(dev, sizeof dev, "%zu/%d", (size_t)(g - inv->gpus), m->device);
+	if ((at = seen_get(inv, "d:", dev)))
+		err_warn("%s:%ld: MIG device %d of GPU %s listed twice (first "
+			 "on line %zu)", s->name, l->no, m->device,
+			json_string_value(g->val[SMI_UUID]), at);
+	else if ((at = seen_get(inv, "m:", m->uuid)))
+		err_warn("%s:%ld: MIG device %s listed twice (first on line "
+			 "%zu)", s->name, l->no, m->uuid, at);
+	else if ((at = seen_get(inv, "u:", m->uuid)))
+		err_warn("%s:%ld: MIG device %s has the UUID of the GPU on "
+			 "line %ld", s->name, l->no, m->uuid,
+			inv->gpus[at - 1].line);
+	if (at) {
+		free(m->profile);
+		free(m->uuid);
+		return -1;
+	}
+	seen_put(inv, "d:", dev, (size_t)l->no);
+	seen_put(inv, "m:", m->uuid, (size_t)l->no);
+	g->migs = grow(g->migs, g->nmig, &g->mig_cap, sizeof *g->migs);
 	g->migs[g->nmig++] = *m;
+	return 0;
 }
 
 /* list_line handles one non-blank -L line; *cur is the GPU of the last
@@ -504,6 +640,13 @@ list_line(struct smi_inv *inv, struct src *s, struct line *l,
 	if (!l->complete) {
 		err_warn("%s:%ld: truncated line (no newline at the end): "
 			 "\"%s\"", s->name, l->no, shown);
+		return -1;
+	}
+	if (refused(s, l) < 0) {
+		if (strncmp(l->text, "GPU ", 4) == 0) {
+			*cur = NULL; /* its MIG lines are skipped */
+			*seen = 1;
+		}
 		return -1;
 	}
 	if ((uuid = gpu_line(l->text))) {
@@ -528,15 +671,13 @@ list_line(struct smi_inv *inv, struct src *s, struct line *l,
 		return -1;
 	}
 	if (*cur)
-		push_mig(*cur, &m);
-	else if (!*seen)
+		return push_mig(inv, s, l, *cur, &m);
+	if (!*seen)
 		err_warn("%s:%ld: MIG device before any GPU line", s->name,
 			l->no);
-	if (!*cur) {
-		free(m.profile);
-		free(m.uuid);
-	}
-	return *cur || *seen ? 0 : -1;
+	free(m.profile);
+	free(m.uuid);
+	return *seen ? 0 : -1;
 }
 
 int
@@ -605,5 +746,6 @@ smi_free(struct smi_inv *inv)
 	for (i = 0; i < inv->ngpus; i++)
 		gpu_clear(&inv->gpus[i]);
 	free(inv->gpus);
+	hm_free(inv->seen);
 	memset(inv, 0, sizeof *inv);
 }

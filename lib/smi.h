@@ -12,9 +12,20 @@
  * warning, and a fault kept for the health check. Lines may lack trailing
  * columns (captures from older drivers): those become null with one
  * warning per line. A line that is garbage (too few or too many columns, a
- * number that is not one, a missing index or uuid, a duplicate) or
- * truncated (the last line without its newline) is reported with its
- * source and line number and yields no GPU; inv->failed is set.
+ * number that is not one, a missing index or uuid, an index or uuid of a
+ * GPU already read) or truncated (the last line without its newline) is
+ * reported with its source and line number and yields no GPU; inv->failed
+ * is set.
+ *
+ * Every line, of either output, must be text: valid UTF-8 with no NUL
+ * byte and no control character but tab (a separator, never part of a
+ * value), or it is refused whole, named by its line number; so every
+ * string taken from nvidia-smi is one a record can carry unchanged. An
+ * -L line that repeats a GPU, a MIG device number of its GPU, or a UUID
+ * already read (GPU or MIG device) is refused the same way, so no two
+ * records name the same device.
+ *
+ * Parsing takes time linear in the output (lookups are hashed).
  *
  * Power readings are rounded to whole watts. */
 #ifndef HAZ_SMI_H
@@ -65,15 +76,20 @@ struct smi_gpu {
 	char *fault[SMI_NCOLS];   /* owned: text of an error state, or NULL */
 	int listed;               /* seen on a GPU line of the -L output */
 	struct smi_mig *migs;     /* owned: MIG devices from -L, in order */
-	size_t nmig;
+	size_t nmig, mig_cap;
 };
+
+struct hm;
 
 struct smi_inv {
 	struct smi_gpu *gpus; /* owned, in CSV order */
-	size_t ngpus;
+	size_t ngpus, cap;
 	int quiet;  /* set by the caller: no warnings for unavailable values */
 	int listed; /* set once some -L output was parsed */
 	int failed; /* set once any line was bad */
+	/* owned: where each key was read (line numbers, as pointers):
+	 * GPU index (decimal) and UUID, MIG UUID, "GPU-POSITION/DEVICE" */
+	struct hm *seen;
 };
 
 /* smi_query_arg returns the "--query-gpu=..." argument naming smi_cols. */
@@ -90,6 +106,11 @@ int smi_parse_csv(struct smi_inv *inv, const char *src, const char *buf,
  * some line was bad or named an unknown GPU (warned; inv->failed set). */
 int smi_parse_list(struct smi_inv *inv, const char *src, const char *buf,
 	size_t len);
+
+/* smi_not_text says why the n bytes at p are not text a record can carry
+ * (see above): "holds a NUL byte", "is not valid UTF-8", "holds a control
+ * character" (C0 but tab, DEL, C1); NULL when they are. */
+const char *smi_not_text(const char *p, size_t n);
 
 /* smi_mig_enabled returns 1 when g reports MIG mode Enabled. */
 int smi_mig_enabled(const struct smi_gpu *g);

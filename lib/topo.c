@@ -6,11 +6,18 @@
 #include <string.h>
 
 #include "err.h"
+#include "hmap.h"
 #include "mig.h"
 #include "topo.h"
 #include "yaml.h"
 
-enum { MAX_GPUS = 64, MAX_COUNT = 10000, MAX_MIG = 64 };
+enum {
+	MAX_GPUS = 64,
+	MAX_COUNT = 10000,
+	MAX_MIG = 64,
+	MAX_NODES = TOPO_MAX_NODES,
+	MAX_ALL_GPUS = TOPO_MAX_GPUS,
+};
 
 /* Where a problem is: the file, and the node entry and GPU when known. */
 struct at {
@@ -97,8 +104,22 @@ numbers(const struct at *at, const json_t *spec, long *count, long *gpus,
 	return bad;
 }
 
+/* has_control tells whether the UTF-8 string s holds a control
+ * character (C0, DEL or C1), which no record may carry. */
+static int
+has_control(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (; *u; u++)
+		if (*u < 0x20 || *u == 0x7f || (u[0] == 0xc2 && u[1] >= 0x80 &&
+							u[1] < 0xa0))
+			return 1;
+	return 0;
+}
+
 /* strings checks that the text members of spec, when present, are
- * strings. Returns the number of problems. */
+ * strings of text. Returns the number of problems. */
 static int
 strings(const struct at *at, const json_t *spec)
 {
@@ -112,6 +133,9 @@ strings(const struct at *at, const json_t *spec)
 		v = json_object_get(spec, keys[i]);
 		if (v && !json_is_string(v))
 			bad += complain(at, "%s must be a string (quote it)",
+				keys[i]);
+		else if (v && has_control(json_string_value(v)))
+			bad += complain(at, "%s holds a control character",
 				keys[i]);
 	}
 	return bad;
@@ -181,7 +205,8 @@ by_gpu(const struct at *at, const json_t *spec, long gpus)
 		if (!json_is_array(v) && !json_is_null(v))
 			bad += complain(at, "migByGPU \"%s\": MIG layout must be a "
 				"list", key);
-		else if (digits(key, &i) < 0 || i >= gpus)
+		else if (digits(key, &i) < 0 || i >= gpus ||
+			(key[0] == '0' && key[1])) /* "00" would be ignored */
 			bad += complain(at, "migByGPU \"%s\": no such GPU (the "
 				"node has %ld)", key, gpus);
 	}
@@ -225,14 +250,22 @@ str(const json_t *spec, const char *key)
 	return json_string_value(json_object_get(spec, key));
 }
 
-/* add_node appends node name (taken) built from spec to t. */
+/* add_node appends node name (taken) built from spec to t, and indexes
+ * it by name. */
 static void
 add_node(struct topo *t, char *name, json_t *spec, int gpus, long mem)
 {
 	struct topo_node *n;
 	int i;
 
-	t->nodes = erealloc(t->nodes, (t->nnodes + 1) * sizeof *t->nodes);
+	if (t->nnodes == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 8;
+		t->nodes = erealloc(t->nodes, t->cap * sizeof *t->nodes);
+	}
+	if (!t->by_name)
+		t->by_name = hm_new(NULL);
+	hm_put(t->by_name, name, (void *)(uintptr_t)(t->nnodes + 1));
+	t->ngpus += (size_t)gpus;
 	n = &t->nodes[t->nnodes++];
 	memset(n, 0, sizeof *n);
 	n->name = name;
@@ -263,6 +296,10 @@ expand(struct topo *t, struct at *at, json_t *spec, long count, long gpus,
 	char *name;
 	long i;
 
+	if ((size_t)count > MAX_NODES - t->nnodes ||
+		(size_t)(count * gpus) > MAX_ALL_GPUS - t->ngpus)
+		return complain(at, "the topology would have more than %d "
+			"nodes or %d GPUs", MAX_NODES, MAX_ALL_GPUS);
 	for (i = 0; i < count; i++) {
 		name = json_object_get(spec, "count")
 			? easprintf("%s-%ld", base, i) : estrdup(base);
@@ -349,13 +386,10 @@ topo_load(const char *path, struct topo *t)
 const struct topo_node *
 topo_find(const struct topo *t, const char *name)
 {
-	size_t i;
+	size_t at = t->by_name ? (size_t)(uintptr_t)hm_get(t->by_name, name)
+			       : 0;
 
-	for (i = 0; i < t->nnodes; i++) {
-		if (strcmp(t->nodes[i].name, name) == 0)
-			return &t->nodes[i];
-	}
-	return NULL;
+	return at ? &t->nodes[at - 1] : NULL;
 }
 
 void
@@ -370,6 +404,7 @@ topo_free(struct topo *t)
 	}
 	free(t->nodes);
 	free(t->src);
+	hm_free(t->by_name);
 	memset(t, 0, sizeof *t);
 }
 

@@ -18,17 +18,23 @@
  * of digits. Defaults merge recursively, so node labels add to default
  * labels. Loading checks the whole file before anything is used and
  * reports every problem, one line each: node names are lowercase DNS
- * labels, unique after expansion; types are right; migByGPU names only
+ * labels, unique after expansion; types are right, and strings hold no
+ * control character; migByGPU names only
  * existing GPUs; profile names parse (see mig.h); and each GPU's MIG
  * devices take at most 7 slices and at most its memory, in whole GiB
  * rounded up since profile names give nominal sizes (checked only when
- * memoryMiB is given). */
+ * memoryMiB is given). A topology may have at most TOPO_MAX_NODES nodes
+ * and TOPO_MAX_GPUS GPUs in all, after expansion, so that a few lines
+ * cannot ask for millions of records. */
 #ifndef HAZ_TOPO_H
 #define HAZ_TOPO_H
 
 #include <stddef.h>
 
 #include <jansson.h>
+
+#define TOPO_MAX_NODES 10000
+#define TOPO_MAX_GPUS 16384
 
 struct topo_gpu {
 	int index;
@@ -48,10 +54,14 @@ struct topo_node {
 	struct topo_gpu *gpus;     /* owned */
 };
 
+struct hm;
+
 struct topo {
 	char *src;                 /* path, for messages */
 	struct topo_node *nodes;   /* owned, in file order, count expanded */
-	size_t nnodes;
+	size_t nnodes, cap;
+	size_t ngpus;              /* of all the nodes */
+	struct hm *by_name;        /* owned: name -> position in nodes + 1 */
 };
 
 /* topo_load reads and validates the topology at path into *t. Returns 0,

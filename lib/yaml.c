@@ -4,7 +4,20 @@
  * (scalar, alias, sequence or mapping) with all its events. Errors are
  * of two sorts: libyaml's (syntax, bad UTF-8, read errors) end the
  * stream; ours (duplicate key, bad scalar, limits) skip to the end of
- * the document, so the next one can still be read. */
+ * the document, so the next one can still be read.
+ *
+ * Nesting is refused before libyaml scans far ahead: its scanner checks
+ * every open flow level on every token, so a document nested n deep
+ * costs it n^2. The read handler hands libyaml small chunks and looks at
+ * its nesting (open flow collections plus block indentation levels, each
+ * a collection the parser will open) before each one; once that passes
+ * Y2J_MAX_DEPTH it feeds one more simple-key window (1024 characters, or
+ * to the end of the line: libyaml's own lookahead), so every token up to
+ * the excess is final and the parser reports the excess exactly where it
+ * reads it, then ends the input there (a cut). Reading then goes on at
+ * the next line that starts or ends a document ("---" or "..." and a
+ * blank): libyaml ends whatever it reads at such a line, so a new parser
+ * started there reads the documents that follow as one would have. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -27,6 +40,11 @@
 enum state { S_READING, S_PENDING, S_BROKEN, S_END };
 enum kind { K_STR, K_NULL, K_BOOL, K_INT, K_FLOAT };
 
+/* CHUNK_MAX: the most bytes handed to libyaml at once, so that its
+ * nesting is looked at every few hundred characters; SIMPLE_KEY_WINDOW:
+ * how far its scanner looks ahead for the ':' of a key, at most. */
+enum { CHUNK_MAX = 512, SIMPLE_KEY_WINDOW = 1024 };
+
 struct y2j_stream {
 	yaml_parser_t parser;
 	char *name;
@@ -40,9 +58,24 @@ struct y2j_stream {
 	size_t offset, chunk_off, col, chunk_col;
 	unsigned long line, chunk_line;
 	enum state state;
-	/* This document's anchors: name -> [value, nodes, depth]. */
+	/* Nesting past the limit, seen by the read handler: where libyaml's
+	 * scanner was (tripped), and whether the input was then ended (cut).
+	 * told: the parser reported it in this document. */
+	int tripped, cut, told;
+	yaml_mark_t trip;
+	/* Where the parser of now started, after cuts: lines before it,
+	 * bytes before it. Marks of libyaml count from there. */
+	unsigned long line_base;
+	size_t off_base;
+	/* Bytes read from the input ahead of the parser, pend[pend_pos ..
+	 * npend), handed over first: a line start looked at by resync. */
+	unsigned char pend[8];
+	int pend_pos, npend;
+	/* This document's anchors: name -> [value, nodes, depth, text]. */
 	json_t *anchors;
 	unsigned long nodes, max_nodes; /* made so far, allowed */
+	size_t text, max_text;          /* scalar bytes so far, allowed */
+	int whole;          /* limits count all documents together */
 	int depth, deepest; /* open collections now, and at most in the
 	                     * node being made (aliases included) */
 	yaml_mark_t doc_mark;    /* where the last document began */
@@ -105,7 +138,7 @@ fail_at(struct y2j_stream *s, yaml_mark_t mark, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfail(s, mark.line + 1, mark.column + 1, fmt, ap);
+	vfail(s, mark.line + 1 + s->line_base, mark.column + 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -115,7 +148,7 @@ static void
 fail_reader(struct y2j_stream *s)
 {
 	yaml_parser_t *p = &s->parser;
-	size_t off = p->problem_offset;
+	size_t off = p->problem_offset + s->off_base;
 	unsigned long line = 0, col = 0;
 
 	if (s->errnum) {
@@ -144,11 +177,18 @@ fail_syntax(struct y2j_stream *s)
 	s->state = S_BROKEN;
 	if (p->error == YAML_MEMORY_ERROR)
 		err_die(HAZ_FAIL, "libyaml: out of memory");
-	if (p->error == YAML_READER_ERROR)
+	if (s->cut) {
+		/* what libyaml says past a cut is about the cut */
+		s->state = S_END;
+		s->told = 1;
+		fail_at(s, s->trip, "nesting deeper than %d levels",
+			Y2J_MAX_DEPTH);
+	} else if (p->error == YAML_READER_ERROR)
 		fail_reader(s);
 	else if (p->context)
 		fail_at(s, p->problem_mark, "%s (%s at %lu:%lu)", why,
-			p->context, (unsigned long)p->context_mark.line + 1,
+			p->context,
+			(unsigned long)p->context_mark.line + 1 + s->line_base,
 			(unsigned long)p->context_mark.column + 1);
 	else
 		fail_at(s, p->problem_mark, "%s", why);
@@ -157,15 +197,71 @@ fail_syntax(struct y2j_stream *s)
 /* ---- input ---- */
 
 static int
-next_byte(struct y2j_stream *s)
+source_byte(struct y2j_stream *s)
 {
 	if (s->f)
 		return getc(s->f);
 	return s->pos < s->len ? (unsigned char)s->buf[s->pos++] : EOF;
 }
 
-/* read_chunk is libyaml's read handler: it hands over at most one line
- * at a time, so a pipe streams and a reader error can be placed. */
+/* peek returns byte i (0..3) ahead of the reading position, or EOF. */
+static int
+peek(struct y2j_stream *s, int i)
+{
+	int c;
+
+	if (s->pend_pos == s->npend)
+		s->pend_pos = s->npend = 0;
+	while (s->npend - s->pend_pos <= i) {
+		if ((c = source_byte(s)) == EOF)
+			return EOF;
+		s->pend[s->npend++] = (unsigned char)c;
+	}
+	return s->pend[s->pend_pos + i];
+}
+
+/* take returns the next byte, or EOF, counting it into the position. */
+static int
+take(struct y2j_stream *s)
+{
+	int c = s->pend_pos < s->npend ? s->pend[s->pend_pos++]
+				       : source_byte(s);
+
+	if (c == EOF)
+		return EOF;
+	s->offset++;
+	if (c == '\n') {
+		s->line++;
+		s->col = 0;
+	} else {
+		s->col++;
+	}
+	return c;
+}
+
+/* too_deep watches libyaml's scanner for nesting past the limit (see
+ * the top of this file) and tells when the input is to end: one simple
+ * key window after the scanner first went past it. */
+static int
+too_deep(struct y2j_stream *s)
+{
+	const yaml_parser_t *p = &s->parser;
+	ptrdiff_t depth = p->flow_level + (p->indents.top - p->indents.start);
+
+	if (!s->tripped && depth > Y2J_MAX_DEPTH) {
+		s->tripped = 1;
+		s->trip = p->mark;
+	}
+	if (s->tripped && (p->mark.line > s->trip.line ||
+		p->mark.index > s->trip.index + SIMPLE_KEY_WINDOW))
+		s->cut = 1;
+	return s->cut;
+}
+
+/* read_chunk is libyaml's read handler: it hands over at most one line,
+ * and at most CHUNK_MAX bytes, at a time, so a pipe streams, a reader
+ * error can be placed and nesting is watched; it ends the input early
+ * when too_deep says so. */
 static int
 read_chunk(void *data, unsigned char *buf, size_t size, size_t *got)
 {
@@ -173,7 +269,15 @@ read_chunk(void *data, unsigned char *buf, size_t size, size_t *got)
 	size_t n = 0;
 	int c;
 
-	while (n < size && (c = next_byte(s)) != EOF) {
+	*got = 0;
+	if (too_deep(s))
+		return 1;
+	if (size > CHUNK_MAX)
+		size = CHUNK_MAX;
+	s->chunk_off = s->offset;
+	s->chunk_line = s->line;
+	s->chunk_col = s->col;
+	while (n < size && (c = take(s)) != EOF) {
 		buf[n++] = (unsigned char)c;
 		if (c == '\n')
 			break;
@@ -183,30 +287,71 @@ read_chunk(void *data, unsigned char *buf, size_t size, size_t *got)
 		s->errnum = errno ? errno : EIO;
 		return 0;
 	}
-	if (n == 0)
-		return 1;
-	s->chunk_off = s->offset;
-	s->chunk_line = s->line;
-	s->chunk_col = s->col;
-	s->offset += n;
-	if (buf[n - 1] == '\n') {
-		s->line++;
-		s->col = 0;
-	} else {
-		s->col += n;
+	return 1;
+}
+
+/* at_marker tells whether the input, at the start of a line, goes on
+ * with "---" or "..." and a blank or the line's end. */
+static int
+at_marker(struct y2j_stream *s)
+{
+	int c = peek(s, 0), i;
+
+	if (c != '-' && c != '.')
+		return 0;
+	for (i = 1; i < 3; i++)
+		if (peek(s, i) != c)
+			return 0;
+	c = peek(s, 3);
+	return c == EOF || c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* resync goes on after a cut (see the top of this file): skips to the
+ * next line that starts or ends a document and starts a new parser
+ * there. Returns 1, 0 when the input ends first, -1 with an error set
+ * for a read error. */
+static int
+resync(struct y2j_stream *s)
+{
+	int c = 0;
+
+	s->cut = s->tripped = s->told = 0;
+	while (c != EOF) {
+		while (s->col != 0 && (c = take(s)) != EOF)
+			;
+		if (c == EOF || at_marker(s))
+			break;
+		c = take(s);
 	}
+	if (s->f && ferror(s->f)) {
+		fail_pos(s, 0, 0, "read error: %s", strerror(errno));
+		return -1;
+	}
+	if (c == EOF)
+		return 0;
+	yaml_parser_delete(&s->parser);
+	if (!yaml_parser_initialize(&s->parser))
+		err_die(HAZ_FAIL, "libyaml: out of memory");
+	yaml_parser_set_input(&s->parser, read_chunk, s);
+	s->line_base = s->line - 1;
+	s->off_base = s->offset;
+	json_object_clear(s->anchors);
+	s->state = S_READING;
 	return 1;
 }
 
 /* next_event reads the next event into ev (caller deletes it). On a
  * libyaml error returns -1: reported now, or, when this call already
- * has an error to tell, on the next call of y2j_next. */
+ * has an error to tell, on the next call of y2j_next; after a cut whose
+ * excess was told, not at all (the stream of this parser just ends). */
 static int
 next_event(struct y2j_stream *s, yaml_event_t *ev)
 {
 	if (yaml_parser_parse(&s->parser, ev))
 		return 0;
-	if (s->failed)
+	if (s->cut && s->told)
+		s->state = S_END; /* the cut's consequence: told already */
+	else if (s->failed)
 		s->state = S_PENDING;
 	else
 		fail_syntax(s);
@@ -303,12 +448,26 @@ classify(const char *t, size_t len)
 	return K_STR;
 }
 
+/* has_nul tells whether the scalar of ev holds a NUL character (a
+ * "\0" escape): no value of ours may, as C strings would cut it. */
+static int
+has_nul(struct y2j_stream *s, const yaml_event_t *ev)
+{
+	if (!memchr(ev->data.scalar.value, '\0', ev->data.scalar.length))
+		return 0;
+	fail_at(s, ev->start_mark, "scalar holds a NUL character (\\0)");
+	return 1;
+}
+
 static json_t *
 make_string(struct y2j_stream *s, const yaml_event_t *ev)
 {
-	json_t *v = json_stringn((const char *)ev->data.scalar.value,
-		ev->data.scalar.length);
+	json_t *v;
 
+	if (has_nul(s, ev))
+		return NULL;
+	v = json_stringn((const char *)ev->data.scalar.value,
+		ev->data.scalar.length);
 	if (!v)
 		fail_at(s, ev->start_mark, "scalar is not valid UTF-8");
 	return v;
@@ -336,7 +495,8 @@ make_int(struct y2j_stream *s, const yaml_event_t *ev)
 	return jcheck(json_integer(v));
 }
 
-/* make_real converts a scalar that classify called K_FLOAT. */
+/* make_real converts a scalar that classify called K_FLOAT, or a
+ * decimal K_INT tagged !!float: strtod, so the double nearest the text. */
 static json_t *
 make_real(struct y2j_stream *s, const yaml_event_t *ev)
 {
@@ -413,13 +573,15 @@ parse_scalar(struct y2j_stream *s, const yaml_event_t *ev)
 			: make_string(s, ev);
 	if ((want = tag_kind(tag)) == K_STR)
 		return make_string(s, ev);
-	if (want == K_FLOAT && got == K_INT) {
+	if (want == K_FLOAT && got == K_INT && strpbrk(t, "ox")) {
 		if (!(v = make_int(s, ev)))
 			return NULL;
 		d = (double)json_integer_value(v);
 		json_decref(v);
 		return jcheck(json_real(d));
 	}
+	if (want == K_FLOAT && got == K_INT)
+		return make_real(s, ev); /* decimal: strtod rounds once */
 	if (got != want) {
 		fail_at(s, ev->start_mark, "\"%.64s\" is not a valid !!%s", t,
 			tag + strlen(TAG_PREFIX));
@@ -430,39 +592,56 @@ parse_scalar(struct y2j_stream *s, const yaml_event_t *ev)
 
 /* ---- node counting and aliases ---- */
 
+/* what names the extent the limits count, for messages. */
+static const char *
+what(const struct y2j_stream *s)
+{
+	return s->whole ? "the documents together" : "document";
+}
+
+/* count_node counts one node with len bytes of scalar text against the
+ * limits. Returns 0, or -1 with an error set. */
 static int
-count_node(struct y2j_stream *s, yaml_mark_t mark)
+count_node(struct y2j_stream *s, yaml_mark_t mark, size_t len)
 {
 	if (s->nodes >= s->max_nodes) {
-		fail_at(s, mark, "document has more than %lu nodes",
-			s->max_nodes);
+		fail_at(s, mark, "%s %s more than %lu nodes", what(s),
+			s->whole ? "have" : "has", s->max_nodes);
+		return -1;
+	}
+	if (len > s->max_text - s->text) {
+		fail_at(s, mark, "%s %s more than %zu bytes of text", what(s),
+			s->whole ? "hold" : "holds", s->max_text);
 		return -1;
 	}
 	s->nodes++;
+	s->text += len;
 	return 0;
 }
 
-/* remember records v under the anchor name with the number of nodes
- * and the nesting depth it took to make, so that an alias is checked
- * against the limits before it is copied. */
+/* remember records v under the anchor name with the number of nodes,
+ * the bytes of text and the nesting depth it took to make, so that an
+ * alias is checked against the limits before it is copied. */
 static void
 remember(struct y2j_stream *s, const char *name, json_t *v,
-	unsigned long nodes, int depth)
+	unsigned long nodes, size_t text, int depth)
 {
-	json_t *rec = json_pack("[O,I,i]", v, (json_int_t)nodes, depth);
+	json_t *rec = json_pack("[O,I,i,I]", v, (json_int_t)nodes, depth,
+		(json_int_t)text);
 
 	if (!rec || json_object_set_new(s->anchors, name, rec) < 0)
 		err_die(HAZ_FAIL, "jansson: out of memory");
 }
 
 /* expand_alias returns a copy of the value anchored under ev's name,
- * counted against the node and depth limits before it is made. */
+ * counted against the node, text and depth limits before it is made. */
 static json_t *
 expand_alias(struct y2j_stream *s, const yaml_event_t *ev)
 {
 	const char *name = (const char *)ev->data.alias.anchor;
 	json_t *rec = json_object_get(s->anchors, name);
 	unsigned long nodes;
+	size_t text;
 	int depth;
 
 	if (!rec) {
@@ -471,10 +650,18 @@ expand_alias(struct y2j_stream *s, const yaml_event_t *ev)
 	}
 	nodes = (unsigned long)json_integer_value(json_array_get(rec, 1));
 	depth = (int)json_integer_value(json_array_get(rec, 2));
+	text = (size_t)json_integer_value(json_array_get(rec, 3));
 	if (nodes > s->max_nodes - s->nodes) {
 		fail_at(s, ev->start_mark,
-			"alias \"%s\" makes the document larger than %lu nodes",
-			name, s->max_nodes);
+			"alias \"%s\" makes %s%s larger than %lu nodes", name,
+			s->whole ? "" : "the ", what(s), s->max_nodes);
+		return NULL;
+	}
+	if (text > s->max_text - s->text) {
+		fail_at(s, ev->start_mark,
+			"alias \"%s\" makes %s%s hold more than %zu bytes of "
+			"text", name, s->whole ? "" : "the ", what(s),
+			s->max_text);
 		return NULL;
 	}
 	if (s->depth + depth > Y2J_MAX_DEPTH) {
@@ -484,6 +671,7 @@ expand_alias(struct y2j_stream *s, const yaml_event_t *ev)
 		return NULL;
 	}
 	s->nodes += nodes;
+	s->text += text;
 	if (s->depth + depth > s->deepest)
 		s->deepest = s->depth + depth;
 	return jcheck(json_deep_copy(json_array_get(rec, 0)));
@@ -521,6 +709,10 @@ scalar_key(struct y2j_stream *s, yaml_event_t *ev, struct key *k)
 	json_t *v;
 	int rc;
 
+	if (has_nul(s, ev)) {
+		yaml_event_delete(ev);
+		return -1;
+	}
 	k->len = ev->data.scalar.length;
 	k->text = emalloc(k->len + 1);
 	memcpy(k->text, ev->data.scalar.value, k->len + 1);
@@ -531,7 +723,7 @@ scalar_key(struct y2j_stream *s, yaml_event_t *ev, struct key *k)
 		json_decref(v);
 		return v ? 0 : -1;
 	}
-	rc = count_node(s, ev->start_mark);
+	rc = count_node(s, ev->start_mark, k->len);
 	yaml_event_delete(ev);
 	return rc;
 }
@@ -659,11 +851,12 @@ parse_collection(struct y2j_stream *s, const yaml_event_t *ev,
 {
 	json_t *v;
 
-	if (count_node(s, ev->start_mark) < 0)
+	if (count_node(s, ev->start_mark, 0) < 0)
 		return NULL;
 	if (s->depth >= Y2J_MAX_DEPTH) {
 		fail_at(s, ev->start_mark, "nesting deeper than %d levels",
 			Y2J_MAX_DEPTH);
+		s->told = 1;
 		return NULL;
 	}
 	if (++s->depth > s->deepest)
@@ -681,6 +874,7 @@ parse_node(struct y2j_stream *s, yaml_event_t *ev)
 {
 	const yaml_char_t *anchor = NULL;
 	unsigned long nodes = s->nodes;
+	size_t text = s->text;
 	int deepest = s->deepest;
 	json_t *v = NULL;
 
@@ -691,7 +885,7 @@ parse_node(struct y2j_stream *s, yaml_event_t *ev)
 		break;
 	case YAML_SCALAR_EVENT:
 		anchor = ev->data.scalar.anchor;
-		if (count_node(s, ev->start_mark) == 0)
+		if (count_node(s, ev->start_mark, ev->data.scalar.length) == 0)
 			v = parse_scalar(s, ev);
 		break;
 	case YAML_SEQUENCE_START_EVENT:
@@ -708,7 +902,7 @@ parse_node(struct y2j_stream *s, yaml_event_t *ev)
 	}
 	if (v && anchor)
 		remember(s, (const char *)anchor, v, s->nodes - nodes,
-			s->deepest - s->depth);
+			s->text - text, s->deepest - s->depth);
 	if (s->deepest < deepest)
 		s->deepest = deepest;
 	yaml_event_delete(ev);
@@ -736,11 +930,15 @@ skip_document(struct y2j_stream *s)
 static int
 read_document(struct y2j_stream *s, json_t **doc)
 {
+	unsigned long nodes = s->nodes;
+	size_t text = s->text;
 	yaml_event_t ev;
 	json_t *root;
 
-	s->nodes = 0;
+	if (!s->whole)
+		s->nodes = s->text = 0;
 	s->depth = s->deepest = 0;
+	s->told = 0;
 	if (next_event(s, &ev) < 0)
 		return -1;
 	root = parse_node(s, &ev);
@@ -751,6 +949,10 @@ read_document(struct y2j_stream *s, json_t **doc)
 		return 1;
 	}
 	json_decref(root);
+	if (s->whole) { /* a refused document counts for nothing */
+		s->nodes = nodes;
+		s->text = text;
+	}
 	if (s->state == S_READING)
 		skip_document(s);
 	json_object_clear(s->anchors);
@@ -762,6 +964,7 @@ y2j_next(struct y2j_stream *s, json_t **doc, struct y2j_error *err)
 {
 	yaml_event_t ev;
 	yaml_event_type_t type;
+	int got;
 
 	*doc = NULL;
 	memset(err, 0, sizeof *err);
@@ -771,19 +974,32 @@ y2j_next(struct y2j_stream *s, json_t **doc, struct y2j_error *err)
 		fail_syntax(s);
 		return -1;
 	}
-	while (s->state == S_READING) {
-		if (next_event(s, &ev) < 0)
-			return -1;
+	for (;;) {
+		if (s->state != S_READING && !s->cut)
+			return 0;
+		if (s->state != S_READING && (got = resync(s)) <= 0)
+			return got;
+		if (next_event(s, &ev) < 0) {
+			if (s->failed)
+				return -1;
+			continue; /* the end of a cut: told already */
+		}
 		type = ev.type;
 		if (type == YAML_DOCUMENT_START_EVENT)
 			s->doc_mark = ev.start_mark;
 		yaml_event_delete(&ev);
 		if (type == YAML_DOCUMENT_START_EVENT)
 			return read_document(s, doc);
-		if (type == YAML_STREAM_END_EVENT)
-			s->state = S_END;
+		if (type != YAML_STREAM_END_EVENT)
+			continue;
+		s->state = S_END;
+		if (s->cut && !s->told) { /* never left untold */
+			s->told = 1;
+			fail_at(s, s->trip, "nesting deeper than %d levels",
+				Y2J_MAX_DEPTH);
+			return -1;
+		}
 	}
-	return 0;
 }
 
 static struct y2j_stream *
@@ -802,6 +1018,7 @@ stream_new(FILE *f, const char *buf, size_t len, const char *name)
 	s->state = S_READING;
 	s->anchors = jcheck(json_object());
 	s->max_nodes = Y2J_MAX_NODES;
+	s->max_text = Y2J_MAX_TEXT;
 	return s;
 }
 
@@ -834,6 +1051,18 @@ y2j_set_max_nodes(struct y2j_stream *s, unsigned long max)
 }
 
 void
+y2j_set_max_text(struct y2j_stream *s, size_t max)
+{
+	s->max_text = max;
+}
+
+void
+y2j_limit_whole(struct y2j_stream *s)
+{
+	s->whole = 1;
+}
+
+void
 y2j_close(struct y2j_stream *s)
 {
 	if (!s)
@@ -853,6 +1082,8 @@ load_stream(struct y2j_stream *s, int flags, struct y2j_error *err)
 	json_t *docs = jcheck(json_array()), *doc;
 	int rc;
 
+	if (flags & Y2J_ALL)
+		y2j_limit_whole(s);
 	while ((rc = y2j_next(s, &doc, err)) > 0) {
 		if ((flags & Y2J_SKIP_NULL) && json_is_null(doc)) {
 			json_decref(doc);

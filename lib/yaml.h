@@ -23,9 +23,17 @@
  *   (plain, untagged) takes a mapping or a sequence of mappings, whose
  *   keys are added unless the mapping has them (the earlier mapping
  *   wins among several);
- * - a document may hold at most Y2J_MAX_NODES nodes, aliases counted
- *   as the size of what they expand to (so an alias bomb stops early),
- *   nested at most Y2J_MAX_DEPTH deep.
+ * - a scalar holding a NUL character (a "\0" escape) is an error: C
+ *   strings would cut it;
+ * - a document may hold at most Y2J_MAX_NODES nodes and Y2J_MAX_TEXT
+ *   bytes of scalar text (keys and values), aliases counted as what
+ *   they expand to (so an alias bomb stops early, whether of many nodes
+ *   or of one long scalar), nested at most Y2J_MAX_DEPTH deep; with
+ *   y2j_limit_whole (and Y2J_ALL) those bounds hold for all the
+ *   documents of the stream together. Nesting past the limit is refused
+ *   before libyaml reads far beyond it (its scanner's time grows with
+ *   the square of the nesting): the rest of that document is skipped up
+ *   to the next line that starts or ends a document ("---" or "...").
  *
  * Errors read "NAME:LINE:COLUMN: why", ready for err_warn("%s"). */
 #ifndef HAZ_YAML_H
@@ -36,6 +44,7 @@
 #include <jansson.h>
 
 #define Y2J_MAX_NODES 1000000UL
+#define Y2J_MAX_TEXT ((size_t)16 << 20)
 #define Y2J_MAX_DEPTH 1000
 
 /* Flags for y2j_load. */
@@ -60,14 +69,21 @@ struct y2j_stream *y2j_open(const char *path, struct y2j_error *err);
 struct y2j_stream *y2j_open_buffer(const char *buf, size_t len,
 	const char *name);
 
-/* y2j_set_max_nodes lowers or raises the node limit (Y2J_MAX_NODES). */
+/* y2j_set_max_nodes lowers or raises the node limit (Y2J_MAX_NODES),
+ * y2j_set_max_text the text limit (Y2J_MAX_TEXT). */
 void y2j_set_max_nodes(struct y2j_stream *s, unsigned long max);
+void y2j_set_max_text(struct y2j_stream *s, size_t max);
+
+/* y2j_limit_whole makes the node and text limits count every document
+ * of s together, for a caller that keeps them all (as one value). */
+void y2j_limit_whole(struct y2j_stream *s);
 
 /* y2j_next stores the next document in *doc (caller owns it). Returns
  * 1 for a document, 0 at the end of the stream, -1 with err set for a
  * bad document. After a syntax error the stream ends (the next call
  * returns 0); after any other error reading goes on with the next
- * document. */
+ * document. Time is linear in the input, memory bounded by the limits
+ * above and by the longest scalar. */
 int y2j_next(struct y2j_stream *s, json_t **doc, struct y2j_error *err);
 
 /* y2j_close frees s and closes its file (never stdin). */

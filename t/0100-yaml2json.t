@@ -427,6 +427,135 @@ yaml2json: deepalias.yaml:2:404: alias "a" nests deeper than 1000 levels
 exit 1
 EOF
 
+# Nesting is refused before libyaml scans ahead through it: its scanner
+# costs the square of the flow nesting (40,000 levels took 11 s). The
+# input is cut there, and read again from the next line that starts or
+# ends a document.
+awk 'BEGIN { for (i = 0; i < 40000; i++) printf "{a: "; print "";
+	print "--- next" }' >flow40k.yaml
+awk 'BEGIN { for (i = 0; i < 40000; i++) printf "["; print "" }' >seq40k.yaml
+quick=5
+[ "${VALGRIND:-}" = 1 ] && quick=60
+check_output '40,000 nested flow collections: refused at once, the next document read' \
+	"timeout $quick yaml2json flow40k.yaml seq40k.yaml 2>&1; echo \"exit \$?\"" <<'EOF'
+yaml2json: flow40k.yaml:1:4001: nesting deeper than 1000 levels
+"next"
+yaml2json: seq40k.yaml:1:1001: nesting deeper than 1000 levels
+exit 1
+EOF
+
+{
+	awk 'BEGIN { for (i = 0; i < 1200; i++) printf "[";
+		for (i = 0; i < 1200; i++) printf "]"; print "" }'
+	printf '%s\n' '---   # not in the document above' '...'
+	awk 'BEGIN { printf "--- {x: "; for (i = 0; i < 5000; i++) printf "["; print "" }'
+	cat <<'EOF'
+  - '---'
+  "... \
+--- 2
+... # end
+--- [3]
+EOF
+} >resync.yaml
+check_output 'after a cut, reading goes on at the next line of --- or ...' \
+	'yaml2json resync.yaml 2>&1; echo "exit $?"' <<'EOF'
+yaml2json: resync.yaml:1:1001: nesting deeper than 1000 levels
+null
+yaml2json: resync.yaml:4:1008: nesting deeper than 1000 levels
+2
+[3]
+exit 1
+EOF
+
+awk 'BEGIN { for (i = 0; i < 1000; i++) printf "{a: "; printf "x";
+	for (i = 0; i < 1000; i++) printf "}"; print "" }' >flow1000.yaml
+awk 'BEGIN { for (i = 0; i < 1000; i++) printf "- "; print "x" }' >dash1000.yaml
+check_output 'nesting of exactly 1000 levels is read' \
+	'yaml2json flow1000.yaml dash1000.yaml | awk "{ print length(\$0) }"' <<'EOF'
+6003
+2003
+EOF
+
+awk 'BEGIN { for (i = 0; i < 1001; i++) printf "- "; print "x" }' >dash.yaml
+awk 'BEGIN { for (i = 0; i < 1001; i++) { for (j = 0; j < i; j++) printf " ";
+	print "a:" } for (j = 0; j < 1001; j++) printf " "; print "x" }' >deepblock.yaml
+awk 'BEGIN { for (i = 0; i < 600; i++) printf "[a: "; printf "x";
+	for (i = 0; i < 600; i++) printf "]"; print ""; print "--- next" }' >pairs.yaml
+check_output 'block nesting too; flow pairs nest twice, the next document is read' \
+	'yaml2json dash.yaml deepblock.yaml pairs.yaml 2>&1; echo "exit $?"' <<'EOF'
+yaml2json: dash.yaml:1:2001: nesting deeper than 1000 levels
+yaml2json: deepblock.yaml:1001:1001: nesting deeper than 1000 levels
+yaml2json: pairs.yaml:1:2001: nesting deeper than 1000 levels
+"next"
+exit 1
+EOF
+
+awk 'BEGIN { printf "[a "; for (i = 0; i < 3000; i++) printf "["; print "" }' >early.yaml
+awk 'BEGIN { printf "{a: 1, a: 2, b: "; for (i = 0; i < 3000; i++) printf "[";
+	print ""; print "--- next" }' >dupdeep.yaml
+check_output 'an error before the excess is told as ever; one of ours, then the excess' \
+	'yaml2json early.yaml dupdeep.yaml 2>&1; echo "exit $?"' <<'EOF'
+yaml2json: early.yaml:1:4: did not find expected ',' or ']' (while parsing a flow sequence at 1:1)
+yaml2json: dupdeep.yaml:1:8: duplicate key "a"
+yaml2json: dupdeep.yaml:1:1022: nesting deeper than 1000 levels
+"next"
+exit 1
+EOF
+
+# Text is bounded as nodes are: 16 MiB of scalars per document, aliases
+# counted as what they expand to; with -a for the file's documents
+# together, as the array holds them all.
+awk 'BEGIN { s = "x"; while (length(s) < 1048576) s = s s;
+	print "a: &a \"" s "\""; printf "b: [*a";
+	for (i = 0; i < 20; i++) printf ", *a"; print "]" }' >textbomb.yaml
+awk 'BEGIN { s = "x"; while (length(s) < 1048576) s = s s;
+	for (i = 0; i < 17; i++) print "--- " s }' >megs.yaml
+check_output 'an alias bomb of one long scalar is refused; -a bounds the whole file' \
+	'yaml2json textbomb.yaml 2>&1; echo "exit $?";
+	yaml2json megs.yaml | wc -l; yaml2json -a megs.yaml >all 2>&1; echo "exit $?"; cut -c 1-120 all' <<'EOF'
+yaml2json: textbomb.yaml:2:61: alias "a" makes the document hold more than 16777216 bytes of text
+exit 1
+17
+exit 1
+yaml2json: megs.yaml:17:5: the documents together hold more than 16777216 bytes of text
+EOF
+
+printf '%s\n' 'a: "x\0y"' --- '"k\0": 1' --- 'ok: "\x41"' >nul.yaml
+check_output 'a NUL character in a scalar or a key is refused' \
+	'yaml2json nul.yaml 2>&1; echo "exit $?"' <<'EOF'
+yaml2json: nul.yaml:1:4: scalar holds a NUL character (\0)
+yaml2json: nul.yaml:3:1: scalar holds a NUL character (\0)
+{"ok":"A"}
+exit 1
+EOF
+
+cat >reals.yaml <<'EOF'
+- 0.30000000000000004
+- 0.1
+- -2.5e-3
+- !!float 9007199254740993
+- !!float 0x10
+- !!float "12"
+EOF
+check_output 'reals keep every digit: the nearest double, written back exactly' \
+	'yaml2json reals.yaml' <<'EOF'
+[0.30000000000000004,0.1,-0.0025,9007199254740992.0,16.0,12.0]
+EOF
+
+awk 'BEGIN { printf "!!float 1"; for (i = 0; i < 400; i++) printf "0"; print "";
+	print "--- -1e400"; print "--- !!float .NaN"; print "--- !!float \"-.inf\"";
+	print "--- -9223372036854775809"; print "--- !!int 0o2000000000000000000000" }' >range.yaml
+check_output 'reals beyond double range, infinities, NaN, long integers: refused' \
+	'yaml2json range.yaml 2>&1; echo "exit $?"' <<'EOF'
+yaml2json: range.yaml:1:1: real 1000000000000000000000000000000000000000000000000000000000000000 out of range
+yaml2json: range.yaml:2:5: real -1e400 out of range
+yaml2json: range.yaml:3:5: cannot represent .NaN in JSON
+yaml2json: range.yaml:4:5: cannot represent -.inf in JSON
+yaml2json: range.yaml:5:5: integer -9223372036854775809 out of range
+yaml2json: range.yaml:6:5: integer 0o2000000000000000000000 out of range
+exit 1
+EOF
+
 check_output 'a file that fails does not stop the others; -a writes no partial array' \
 	'yaml2json -a nosuch.yaml dup.yaml multi.yaml 2>&1; echo "exit $?"' <<'EOF'
 yaml2json: nosuch.yaml: No such file or directory

@@ -136,7 +136,7 @@ gpu-probe: garbage.csv:2: memory.total: "81559 MiB" is not a valid value
 gpu-probe: garbage.csv:3: 1 field, expected 14: "Failed to initialize NVML: Driver/library versio..."
 gpu-probe: garbage.csv:4: more than 14 fields, expected 14: "3, GPU-5c8d1e39-2f74-4a06-b9e3-7a1f4d8c6003, NVI..."
 gpu-probe: garbage.csv:5: memory.used: "-5" is not a valid value
-gpu-probe: garbage.csv:6: GPU GPU-5c8d1e39-2f74-4a06-b9e3-7a1f4d8c6000 listed twice
+gpu-probe: garbage.csv:6: GPU GPU-5c8d1e39-2f74-4a06-b9e3-7a1f4d8c6000 listed twice (first on line 1)
 gpu-probe: garbage.csv:7: index: "[N/A]" is not a valid value
 gpu-probe: garbage.csv:8: mig.mode.current: "Sideways" is not a valid value
 EOF
@@ -194,6 +194,109 @@ EOF
 check_output 'replay: a missing file' 'probe -r nosuch.csv' <<'EOF'
 exit 1
 gpu-probe: nosuch.csv: No such file or directory
+EOF
+
+# Every line must be text a record can carry: a line with invalid UTF-8,
+# a control character or a NUL byte is refused whole, named by number.
+g=GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c20
+tail=' 00000000:19:00.0, 71680, 88, 0, 34, 118.20, 700.00, 0, 550.90.07, Disabled, 9.0'
+{
+	printf '0, %s00, NVIDIA H200,%s\n' $g "$tail"
+	printf '1, %s01, NVIDIA \377H200,%s\n' $g "$tail"
+	printf '2, %s02, NVIDIA \033[31mH200,%s\n' $g "$tail"
+	printf '3, %s03, NVIDIA H200,%s\000junk\n' $g "$tail"
+	printf '4, %s04, NVIDIA\tH200,%s\n' $g "$tail"
+	printf '5, %s05, NVIDIA \302\205H200,%s\n' $g "$tail"
+	printf '6, %s06, NVIDIA H200 \303\251,%s\n' $g "$tail"
+	printf '0, %s07, NVIDIA H200,%s\n' $g "$tail"
+} >text.csv
+check_output 'replay: lines that are not text, and a repeated index, are refused by line' \
+	'pj "[.index, .uuid, .name]" -r text.csv' <<'EOF'
+[0,"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2000","NVIDIA H200"]
+[6,"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2006","NVIDIA H200 é"]
+exit 1
+gpu-probe: text.csv:2: line is not valid UTF-8: "1, GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2001, NVI..."
+gpu-probe: text.csv:3: line holds a control character: "2, GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2002, NVI..."
+gpu-probe: text.csv:4: line holds a NUL byte: "3, GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2003, NVI..."
+gpu-probe: text.csv:5: name: "NVIDIA?H200" is not a valid value
+gpu-probe: text.csv:6: line holds a control character: "5, GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2005, NVI..."
+gpu-probe: text.csv:8: GPU index 0 listed twice (first on line 1)
+EOF
+
+# A MIG line whose UUID is not UTF-8 once gave a record carrying its
+# GPU's UUID; the same MIG device number, or UUID, twice gave two records
+# of one device.
+m=MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d
+{
+	printf 'GPU 0: NVIDIA H200 (UUID: %s00)\n' $g
+	printf '  MIG 2g.20gb     Device  0: (UUID: %s000)\n' $m
+	printf '  MIG 2g.20gb     Device  1: (UUID: %s\377011)\n' $m
+	printf '  MIG 2g.20gb     Device  0: (UUID: %s022)\n' $m
+	printf '  MIG 1g.10gb     Device  3: (UUID: %s000)\n' $m
+	printf '  MIG 1g.10gb     Device  4: (UUID: %s01)\n' $g
+	printf '  MIG 1g.10gb     Device  5: (UUID: %s055)\n' $m
+	printf 'GPU 1: NVIDIA H200 (UUID: %s01)\n' $g
+	printf '  MIG 1g.10gb     Device  0: (UUID: %s055)\n' $m
+	printf '  MIG 1g.10gb     Device  1: (UUID: %s\t111)\n' $m
+	printf '  MIG 1g.10gb     Device  2: (UUID: %s122)\n' $m
+	printf 'GPU 2: NVIDIA H200 \001(UUID: %s02)\n' $g
+	printf '  MIG 1g.10gb     Device  0: (UUID: %s200)\n' $m
+} >dup.list
+check_output 'replay: -L lines that are not text, or repeat a device or UUID, are refused by line' \
+	'pj "[.index, .uuid, .mig.device]" -q -r h200-mig.csv -m dup.list' <<'EOF'
+[0,"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2000",null]
+[0,"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d000",0]
+[0,"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d055",5]
+[1,"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2001",null]
+[1,"MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d122",2]
+[2,"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2002",null]
+[3,"GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2003",null]
+exit 1
+gpu-probe: dup.list:3: line is not valid UTF-8: "  MIG 2g.20gb     Device  1: (UUID: MIG-6b0e9f3a..."
+gpu-probe: dup.list:4: MIG device 0 of GPU GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2000 listed twice (first on line 2)
+gpu-probe: dup.list:5: MIG device MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d000 listed twice (first on line 2)
+gpu-probe: dup.list:6: MIG device GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2001 has the UUID of the GPU on line 2
+gpu-probe: dup.list:9: MIG device MIG-6b0e9f3a-51c7-5d28-a4e1-07f2c9b8d055 listed twice (first on line 7)
+gpu-probe: dup.list:10: not a GPU or MIG device line: "  MIG 1g.10gb     Device  1: (UUID: MIG-6b0e9f3a..."
+gpu-probe: dup.list:12: line holds a control character: "GPU 2: NVIDIA H200 ?(UUID: GPU-c41f0d92-7e35-4b1..."
+EOF
+
+# Linear in the number of GPUs: 40,000 once took more than 30 s.
+awk -v g=$g -v m=$m 'BEGIN { for (i = 0; i < 40000; i++) {
+	printf "%d, %s%06d, NVIDIA H200, 00000000:19:00.0, 71680, 88, 5, 34, 118.20, 700.00, 0, 550.90.07, Enabled, 9.0\n", i, g, i >"many.csv"
+	printf "GPU %d: NVIDIA H200 (UUID: %s%06d)\n  MIG 1g.10gb     Device  0: (UUID: %s%06d)\n", i, g, i, m, i >"many.list" } }'
+slow=30
+[ "${VALGRIND:-}" = 1 ] && slow=600
+check_output 'replay: 40,000 GPUs and as many MIG devices, in linear time' \
+	"timeout $slow gpu-probe -N n -r many.csv -m many.list | wc -l" <<'EOF'
+80000
+EOF
+
+# A capture is bounded as nvidia-smi's output is: 16 MiB.
+awk 'BEGIN { s = "x"; while (length(s) < 1048576) s = s s;
+	for (i = 0; i < 16; i++) print s }' >huge.csv
+mkdir -p adir
+check_output 'replay: a capture past 16 MiB, or unreadable, is refused whole, exit 1' \
+	'probe -r huge.csv; probe -r - <huge.csv; probe -r adir;
+	pj "[.index, .mig]" -q -r h200-mig.csv -m huge.csv' <<'EOF'
+exit 1
+gpu-probe: huge.csv: more than 16777216 bytes: not a capture of nvidia-smi output
+exit 1
+gpu-probe: <stdin>: more than 16777216 bytes: not a capture of nvidia-smi output
+exit 1
+gpu-probe: adir: read error: Is a directory
+[0,null]
+[1,null]
+[2,null]
+[3,null]
+exit 1
+gpu-probe: huge.csv: more than 16777216 bytes: not a capture of nvidia-smi output
+EOF
+
+check_output 'a node name that is not text is a usage error' \
+	'gpu-probe -N "$(printf "a\001b")" -r crlf.csv; echo "exit $?"; NODE_NAME="$(printf "n\377")" gpu-probe -r crlf.csv; echo "exit $?"' <<'EOF'
+exit 2
+exit 2
 EOF
 
 # ---- live ----
@@ -363,6 +466,46 @@ gpu-probe: bad.yaml: node "z" gpu 0: MIG memory 100gb > 70gb
 gpu-probe: bad.yaml: node 4: name must be a lowercase DNS label
 EOF
 
+cat >dupgpu.yaml <<'EOF'
+nodes:
+- name: a
+  gpus: 2
+  mig: [1g.10gb]
+  migByGPU: {"0": [7g.80gb], "00": [], "1": [3g.40gb]}
+EOF
+cat >huge.yaml <<'EOF'
+nodes:
+- name: a
+  count: 3000
+  gpus: 8
+EOF
+cat >many.yaml <<'EOF'
+nodes:
+- name: a
+  count: 6000
+- name: b
+  count: 6000
+EOF
+cat >ctl.yaml <<'EOF'
+nodes:
+- name: a
+  gpus: 1
+  product: "NVIDIA\e[31mH200"
+  driverVersion: "550\x85"
+EOF
+check_output 'topology: a GPU named twice in migByGPU; more than 10000 nodes or 16384 GPUs; control characters' \
+	'for f in dupgpu huge many ctl; do probe -t $f.yaml; done' <<'EOF'
+exit 1
+gpu-probe: dupgpu.yaml: node "a": migByGPU "00": no such GPU (the node has 2)
+exit 1
+gpu-probe: huge.yaml: node "a": the topology would have more than 10000 nodes or 16384 GPUs
+exit 1
+gpu-probe: many.yaml: node "b": the topology would have more than 10000 nodes or 16384 GPUs
+exit 1
+gpu-probe: ctl.yaml: node "a": product holds a control character
+gpu-probe: ctl.yaml: node "a": driverVersion holds a control character
+EOF
+
 check_output 'topology: YAML errors, a missing file, an unknown node' \
 	'printf "nodes: [\n" >syntax.yaml; probe -t syntax.yaml; probe -t nosuch.yaml; probe -t "$SEED" -n nosuch' <<'EOF'
 exit 1
@@ -436,9 +579,47 @@ check_output 'health: a bad config exits 1, a bad -H exits 2' \
 exit 1
 gpu-probe: badlimits.yaml: temp_warm: no such threshold
 exit 2
-gpu-probe: -H temp_warn=hot: not a number >= 0 or "off"
+gpu-probe: -H temp_warn=hot: not a number from 0 to 1e9, or "off"
 exit 2
 gpu-probe: -H temp_warn: expected name=value
+EOF
+
+# A NaN threshold passes no comparison: it silently turned a check off.
+check_output 'health: nan, inf and other non-numbers are refused, exit 2 (-H) or 1 (-c)' \
+	'for v in nan NaN inf -1 1e3 0x10 " 5" 1000000001; do gpu-probe -N n -r hot.csv -H "temp_warn=$v" 2>&1; echo "exit $?"; done;
+	echo "temp_warn: .nan" >nan.yaml; echo "{\"temp_warn\": \"nan\"}" >nan.json;
+	echo "temp_warn: 1e400" >huge.yaml;
+	for c in nan.yaml nan.json huge.yaml; do probe -r hot.csv -c $c; done' <<'EOF'
+gpu-probe: -H temp_warn=nan: not a number from 0 to 1e9, or "off"
+exit 2
+gpu-probe: -H temp_warn=NaN: not a number from 0 to 1e9, or "off"
+exit 2
+gpu-probe: -H temp_warn=inf: not a number from 0 to 1e9, or "off"
+exit 2
+gpu-probe: -H temp_warn=-1: not a number from 0 to 1e9, or "off"
+exit 2
+gpu-probe: -H temp_warn=1e3: not a number from 0 to 1e9, or "off"
+exit 2
+gpu-probe: -H temp_warn=0x10: not a number from 0 to 1e9, or "off"
+exit 2
+gpu-probe: -H temp_warn= 5: not a number from 0 to 1e9, or "off"
+exit 2
+gpu-probe: -H temp_warn=1000000001: not a number from 0 to 1e9, or "off"
+exit 2
+exit 1
+gpu-probe: nan.yaml:1:12: cannot represent .nan in JSON
+exit 1
+gpu-probe: nan.json: temp_warn: not a number from 0 to 1e9, null or "off"
+exit 1
+gpu-probe: huge.yaml:1:12: real 1e400 out of range
+EOF
+
+check_output 'health: decimals with a fraction are thresholds' \
+	'pj "[.index, .health_reasons]" -r hot.csv -H temp_warn=85.5 -H temp_unhealthy=91. -H power_warn_pct=off' <<'EOF'
+[0,["temperature 91C >= 91C"]]
+[1,["temperature 86C >= 85.5C"]]
+[2,["uncorrected ECC errors 2 > 0"]]
+exit 0
 EOF
 
 # ---- options ----

@@ -34,6 +34,7 @@
  * written), nvidia-smi missing or failing, a bad topology or config; 2
  * usage; 75 nvidia-smi timed out or was killed. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -46,6 +47,7 @@
 #include "mig.h"
 #include "nd.h"
 #include "proc.h"
+#include "prom.h"
 #include "smi.h"
 #include "topo.h"
 #include "yaml.h"
@@ -108,6 +110,21 @@ usage(void)
 
 /* ---- records ---- */
 
+/* jstr returns s as a JSON string. Every string of a record was checked
+ * as text where it was read (smi.h, topo.h), so one that is not valid
+ * UTF-8 here is a bug: dying beats a record quietly missing a key, or
+ * keeping its parent's. */
+static json_t *
+jstr(const char *s)
+{
+	json_t *j = json_string(s);
+
+	if (!j)
+		err_die(HAZ_FAIL, "internal error: a string that is not UTF-8 "
+				  "reached a record");
+	return j;
+}
+
 /* skeleton returns a new gpu record for node with every key null. */
 static json_t *
 skeleton(const char *node)
@@ -117,8 +134,8 @@ skeleton(const char *node)
 
 	for (i = 0; i < sizeof record_keys / sizeof *record_keys; i++)
 		json_object_set_new(rec, record_keys[i], json_null());
-	json_object_set_new(rec, "kind", json_string("gpu"));
-	json_object_set_new(rec, "node", json_string(node));
+	json_object_set_new(rec, "kind", jstr("gpu"));
+	json_object_set_new(rec, "node", jstr(node));
 	return rec;
 }
 
@@ -135,7 +152,7 @@ respell(const char *s, char from, char to)
 	copy = estrdup(s);
 	for (p = copy; *p; p++)
 		*p = *p == from ? to : *p;
-	j = json_string(copy);
+	j = jstr(copy);
 	free(copy);
 	return j;
 }
@@ -157,7 +174,7 @@ mig_child(const json_t *parent, const char *profile, const char *uuid,
 	mem = mig_memory_mib(&p);
 	if (json_is_integer(pmem) && json_integer_value(pmem) < mem)
 		mem = (long)json_integer_value(pmem);
-	json_object_set_new(rec, "uuid", json_string(uuid));
+	json_object_set_new(rec, "uuid", jstr(uuid));
 	json_object_set_new(rec, "memory_mib", json_integer(mem));
 	json_object_set_new(rec, "memory_used_mib", json_null());
 	json_object_set_new(rec, "util_pct", json_null());
@@ -287,13 +304,16 @@ live(const struct opts *o, struct smi_inv *inv)
 	return st2 != HAZ_OK ? st2 : st;
 }
 
-/* slurp reads all of path ("-" is stdin) into *buf (caller frees).
- * Returns 0, or -1 with a message printed. */
+/* slurp reads all of path ("-" is stdin) into *buf (caller frees), at
+ * most MAX_OUTPUT bytes: a capture is what nvidia-smi may print. Returns
+ * 0, or -1 with a message printed (and *buf NULL). */
 static int
 slurp(const char *path, char **buf, size_t *len)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	const char *name = f == stdin ? "<stdin>" : path;
 	size_t cap = 8192, n;
+	int bad = 0;
 
 	*buf = NULL;
 	*len = 0;
@@ -304,16 +324,28 @@ slurp(const char *path, char **buf, size_t *len)
 	*buf = emalloc(cap + 1);
 	while ((n = fread(*buf + *len, 1, cap - *len, f)) > 0) {
 		*len += n;
+		if (*len > MAX_OUTPUT) {
+			err_warn("%s: more than %d bytes: not a capture of "
+				 "nvidia-smi output", name, MAX_OUTPUT);
+			bad = 1;
+			break;
+		}
 		if (*len == cap)
 			*buf = erealloc(*buf, (cap *= 2) + 1);
 	}
-	(*buf)[*len] = '\0';
-	n = ferror(f);
+	if (!bad && ferror(f)) {
+		err_warn("%s: read error:", name);
+		bad = 1;
+	}
 	if (f != stdin)
 		fclose(f);
-	if (n)
-		err_warn("%s: read error", path);
-	return n ? -1 : 0;
+	if (bad) {
+		free(*buf);
+		*buf = NULL;
+		return -1;
+	}
+	(*buf)[*len] = '\0';
+	return 0;
 }
 
 /* replay fills inv from capture files. Returns an exit status. */
@@ -336,7 +368,8 @@ replay(const struct opts *o, struct smi_inv *inv)
 	}
 	if (slurp(o->list, &buf, &len) < 0)
 		return HAZ_FAIL;
-	smi_parse_list(inv, o->list, buf, len);
+	smi_parse_list(inv, strcmp(o->list, "-") ? o->list : "<stdin>", buf,
+		len);
 	free(buf);
 	return HAZ_OK;
 }
@@ -525,59 +558,108 @@ probe(const struct opts *o)
 	return st;
 }
 
-/* prom_gauge writes one textfile metric of every record that has key. */
+/* textfile_label points l at the label value v: a string as it is, an
+ * integer in buf (24 bytes), anything else empty. */
 static void
-prom_gauge(FILE *f, const char *name, const char *help, const char *key)
+textfile_label(struct prom_label *l, const json_t *v, char *buf)
 {
-	const json_t *r, *v;
-	size_t i;
-
-	fprintf(f, "# HELP k8shazgpu_gpu_%s %s\n# TYPE k8shazgpu_gpu_%s gauge\n",
-		name, help, name);
-	json_array_foreach(batch, i, r) {
-		const char *h = json_string_value(json_object_get(r, "health"));
-		const json_t *m = json_object_get(r, "mig");
-		double val;
-
-		if (strcmp(key, "health") == 0) {
-			val = !h || !strcmp(h, "ok") ? 0 : !strcmp(h, "warn") ? 1 : 2;
-		} else {
-			if (!json_is_number(v = json_object_get(r, key)))
-				continue;
-			val = json_number_value(v);
-		}
-		fprintf(f, "k8shazgpu_gpu_%s{node=\"%s\",uuid=\"%s\",index=\"%lld\",mig=\"%s\"} %.15g\n",
-			name, json_string_value(json_object_get(r, "node")),
-			json_string_value(json_object_get(r, "uuid")) ?
-				json_string_value(json_object_get(r, "uuid")) : "",
-			(long long)json_integer_value(json_object_get(r, "index")),
-			json_is_object(m) && json_string_value(json_object_get(m, "profile")) ?
-				json_string_value(json_object_get(m, "profile")) : "",
-			val);
+	l->value = NULL;
+	l->len = 0;
+	if (json_is_string(v)) {
+		l->value = json_string_value(v);
+		l->len = json_string_length(v);
+	} else if (json_is_integer(v)) {
+		snprintf(buf, 24, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		l->value = buf;
+		l->len = strlen(buf);
 	}
 }
 
+/* textfile_gauge writes the family k8shazgpu_gpu_NAME: a sample of every
+ * record of batch with a number at key (integers as they are), or for
+ * key "health" of every record (0 ok, 1 warn, 2 otherwise), labelled
+ * with its node, uuid, index and MIG profile, escaped as the format
+ * wants. A record a label of which no label value may hold (a NUL byte)
+ * is left out, and told when key is "health"; returns -1 then, else 0. */
+static int
+textfile_gauge(FILE *f, const char *path, const char *name,
+	const char *help, const char *key)
+{
+	char metric[64], value[PROM_VALUE_SIZE], index[24];
+	const json_t *r, *v, *m;
+	const char *h;
+	size_t i;
+	int st = 0;
+
+	snprintf(metric, sizeof metric, "k8shazgpu_gpu_%s", name);
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", metric, help, metric);
+	json_array_foreach(batch, i, r) {
+		struct prom_label l[] = {{"node", NULL, 0}, {"uuid", NULL, 0},
+			{"index", NULL, 0}, {"mig", NULL, 0}};
+
+		if (strcmp(key, "health") == 0) {
+			h = json_string_value(json_object_get(r, "health"));
+			snprintf(value, sizeof value, "%d",
+				!h || !strcmp(h, "ok") ? 0 : !strcmp(h, "warn") ? 1 : 2);
+		} else if (json_is_integer(v = json_object_get(r, key))) {
+			snprintf(value, sizeof value, "%" JSON_INTEGER_FORMAT,
+				json_integer_value(v));
+		} else if (json_is_real(v)) {
+			prom_value(json_real_value(v), value);
+		} else {
+			continue;
+		}
+		m = json_object_get(r, "mig");
+		textfile_label(&l[0], json_object_get(r, "node"), NULL);
+		textfile_label(&l[1], json_object_get(r, "uuid"), NULL);
+		textfile_label(&l[2], json_object_get(r, "index"), index);
+		textfile_label(&l[3], json_object_get(m, "profile"), NULL);
+		if (prom_sample(f, metric, l, 4, value) == 0)
+			continue;
+		if (strcmp(key, "health") == 0)
+			err_warn("%s: gpu record %zu: a label value holds a NUL byte: "
+				 "left out", path, i + 1);
+		st = -1;
+	}
+	return st;
+}
+
 /* write_textfile renders batch for node-exporter's textfile collector
- * into path, through a temporary file renamed over it. */
+ * into path, through a temporary file (made anew, never one found there)
+ * renamed over it, so a reader sees the old file or the new one whole.
+ * Returns HAZ_FAIL when it could not, or left a record out. */
 static int
 write_textfile(const char *path)
 {
+	static const char *const gauges[][3] = {
+		{"memory_total_mib", "Device memory, MiB.", "memory_mib"},
+		{"memory_used_mib", "Device memory in use, MiB.", "memory_used_mib"},
+		{"utilization_percent", "GPU utilization, percent.", "util_pct"},
+		{"temperature_celsius", "GPU temperature.", "temp_c"},
+		{"power_watts", "Power draw, watts.", "power_w"},
+		{"ecc_errors", "Uncorrected volatile ECC errors.", "ecc_errors"},
+		{"health", "0 ok, 1 warn, 2 unhealthy.", "health"},
+	};
 	char *tmp = easprintf("%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "w");
-	int ok;
+	FILE *f = NULL;
+	size_t i;
+	int fd, ok, left_out = 0;
 
-	if (!f) {
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
 		err_warn("%s:", tmp);
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		free(tmp);
 		return HAZ_FAIL;
 	}
-	prom_gauge(f, "memory_total_mib", "Device memory, MiB.", "memory_mib");
-	prom_gauge(f, "memory_used_mib", "Device memory in use, MiB.", "memory_used_mib");
-	prom_gauge(f, "utilization_percent", "GPU utilization, percent.", "util_pct");
-	prom_gauge(f, "temperature_celsius", "GPU temperature.", "temp_c");
-	prom_gauge(f, "power_watts", "Power draw, watts.", "power_w");
-	prom_gauge(f, "ecc_errors", "Uncorrected volatile ECC errors.", "ecc_errors");
-	prom_gauge(f, "health", "0 ok, 1 warn, 2 unhealthy.", "health");
+	for (i = 0; i < sizeof gauges / sizeof *gauges; i++)
+		if (textfile_gauge(f, path, gauges[i][0], gauges[i][1],
+			    gauges[i][2]) < 0)
+			left_out = 1;
 	ok = fflush(f) == 0 && !ferror(f);
 	ok = (fclose(f) == 0) && ok && rename(tmp, path) == 0;
 	if (!ok) {
@@ -585,7 +667,7 @@ write_textfile(const char *path)
 		unlink(tmp);
 	}
 	free(tmp);
-	return ok ? HAZ_OK : HAZ_FAIL;
+	return ok && !left_out ? HAZ_OK : HAZ_FAIL;
 }
 
 static void
@@ -639,6 +721,9 @@ main(int argc, char **argv)
 			? getenv("NVIDIA_SMI") : "nvidia-smi";
 	if (!o.node)
 		o.node = default_node(host, sizeof host);
+	if (!*o.node || smi_not_text(o.node, strlen(o.node)) ||
+		strchr(o.node, '\t'))
+		err_die(HAZ_USAGE, "node name \"%s\": not a name", o.node);
 	if ((st = load_limits(&o)) != HAZ_OK)
 		return nd_finish(st);
 	if (o.interval > 0)

@@ -18,8 +18,12 @@
  * A bad document is reported as `yaml2json: FILE:LINE:COL: why` and
  * skipped; reading goes on with the next document, except after a
  * syntax error, which ends that file. With -a a file with any error
- * writes no array. Alias expansion is bounded (a document may not grow
- * past 1000000 nodes), so an alias bomb fails quickly.
+ * writes no array. A document may hold at most 1000000 nodes and 16 MiB
+ * of scalar text, aliases counted as what they expand to, so an alias
+ * bomb fails quickly; with -a the documents of a file together, since
+ * they are held until the array is written. Nesting deeper than 1000
+ * levels is refused before libyaml reads much further; reading goes on
+ * at the next line that starts or ends a document (--- or ...).
  *
  * Exit status: 0 all documents converted, 1 some file or document
  * failed, 2 usage. */
@@ -87,6 +91,8 @@ convert(const char *path)
 	}
 	if (opt_array && !(all = json_array()))
 		err_die(HAZ_FAIL, "out of memory");
+	if (opt_array)
+		y2j_limit_whole(s); /* all is held until the end */
 	while ((got = y2j_next(s, &doc, &err)) != 0) {
 		if (got < 0) {
 			err_warn("%s", err.text);
