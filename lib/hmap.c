@@ -2,6 +2,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "err.h"
 #include "hmap.h"
@@ -19,15 +22,32 @@ struct hm {
 	void (*free_val)(void *);
 };
 
-/* FNV-1a, 64 bit. */
+/* seed is drawn once per process: keys come from input (uuids, node
+ * names, ids), and with a hash anyone can compute, keys made to share a
+ * slot would turn every lookup into a scan of them all. */
+static uint64_t
+seed(void)
+{
+	static uint64_t s;
+
+	if (!s && getrandom(&s, sizeof s, GRND_NONBLOCK) != sizeof s)
+		s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	return s |= 1;
+}
+
+/* FNV-1a, 64 bit, from a seeded basis, then mixed (splitmix64's
+ * finalizer) so that the low bits, which pick the slot, depend on every
+ * byte. */
 static uint64_t
 hash(const char *s)
 {
-	uint64_t h = 14695981039346656037ULL;
+	uint64_t h = 14695981039346656037ULL ^ seed();
 
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
 }
 
 struct hm *
