@@ -60,8 +60,8 @@ find(void *ctx, const struct sp_query *q)
 	return best;
 }
 
-static const struct sp_ops scan_ops = {open_scan, nothing, nothing_for,
-	find, nothing};
+static const struct sp_ops scan_ops = {open_scan, nothing, nothing_for, find,
+	nothing};
 
 /* feed applies every record of path; returns 1 if one was bad. */
 static int

@@ -85,7 +85,8 @@ arm(int tfd, double t)
 
 	if (t > 0) {
 		it.it_value.tv_sec = (time_t)t;
-		it.it_value.tv_nsec = (long)((t - (double)it.it_value.tv_sec) * 1e9);
+		it.it_value.tv_nsec = (long)((t - (double)it.it_value.tv_sec) *
+			1e9);
 		if (!it.it_value.tv_sec && !it.it_value.tv_nsec)
 			it.it_value.tv_nsec = 1;
 	}
@@ -170,8 +171,8 @@ static void
 usage(void)
 {
 	fputs("usage: webhook-load -u URL -b BODYFILE [-n max] [-d seconds] "
-		"[-c conns] [-r rate] [-a cacert] [-C cert -K key] [-s status] "
-		"[-o file]\n",
+	      "[-c conns] [-r rate] [-a cacert] [-C cert -K key] [-s status] "
+	      "[-o file]\n",
 		stderr);
 	exit(2);
 }
@@ -180,8 +181,9 @@ int
 main(int argc, char **argv)
 {
 	const char *url = NULL, *bodyfile = NULL, *ca = NULL, *cert = NULL,
-		*key = NULL, *out = NULL;
-	long max = 1000000000L, conns = 8, want = 200, sent = 0, ok = 0, bad = 0;
+		   *key = NULL, *out = NULL;
+	long max = 1000000000L, conns = 8, want = 200, sent = 0, ok = 0,
+	     bad = 0;
 	double secs = 10, rate = 0, t0, end, next, *lat, *svc;
 	struct curl_slist *hdrs;
 	struct conn *c;
@@ -215,7 +217,8 @@ main(int argc, char **argv)
 	m = curl_multi_init();
 	/* The cache otherwise shrinks with the handles in flight (four per
 	 * handle added), and a paced run, with few in flight, would close and
-	 * open connections (a TLS handshake each) as the API server does not. */
+	 * open connections (a TLS handshake each) as the API server does not.
+	 */
 	curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, conns);
 	hdrs = curl_slist_append(NULL, "Content-Type: application/json");
 	c = calloc((size_t)conns, sizeof *c);
@@ -237,7 +240,8 @@ main(int argc, char **argv)
 		if (key)
 			curl_easy_setopt(c[i].h, CURLOPT_SSLKEY, key);
 	}
-	if ((tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0) {
+	if ((tfd = timerfd_create(CLOCK_MONOTONIC,
+		     TFD_CLOEXEC | TFD_NONBLOCK)) < 0) {
 		perror("timerfd_create");
 		return 1;
 	}
@@ -264,13 +268,16 @@ main(int argc, char **argv)
 
 			if (msg->msg != CURLMSG_DONE)
 				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&done);
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &code);
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+				(char **)&done);
+			curl_easy_getinfo(msg->easy_handle,
+				CURLINFO_RESPONSE_CODE, &code);
 			if (msg->data.result == CURLE_OK && code == want)
 				ok++;
 			else if (bad++ < 3)
 				fprintf(stderr, "webhook-load: %s (HTTP %ld)\n",
-					curl_easy_strerror(msg->data.result), code);
+					curl_easy_strerror(msg->data.result),
+					code);
 			if (nlat < 4000000) {
 				svc[nlat] = (now() - done->start) * 1000;
 				lat[nlat++] = (now() - done->due) * 1000;
@@ -283,7 +290,8 @@ main(int argc, char **argv)
 			break;
 		if (busy < conns && sent < max && now() < end) {
 			if (rate <= 0 || next <= now())
-				continue; /* a connection is free, a request due */
+				continue; /* a connection is free, a request due
+					   */
 			wait_for(m, tfd, next);
 		} else {
 			wait_for(m, tfd, 0); /* until a transfer has news */
@@ -295,11 +303,12 @@ main(int argc, char **argv)
 	qsort(lat, (size_t)nlat, sizeof *lat, by_value);
 	qsort(svc, (size_t)nlat, sizeof *svc, by_value);
 	printf("{\"sent\":%ld,\"ok\":%ld,\"errors\":%ld,\"seconds\":%.2f,"
-		"\"rate\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
-		"\"max_ms\":%.3f,\"sent_p50_ms\":%.3f,\"sent_p99_ms\":%.3f}\n",
-		sent, ok, bad, secs, (double)sent / secs,
-		pct(lat, nlat, 0.50), pct(lat, nlat, 0.90), pct(lat, nlat, 0.99),
-		nlat ? lat[nlat - 1] : 0.0, pct(svc, nlat, 0.50), pct(svc, nlat, 0.99));
+	       "\"rate\":%.1f,\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,"
+	       "\"max_ms\":%.3f,\"sent_p50_ms\":%.3f,\"sent_p99_ms\":%.3f}\n",
+		sent, ok, bad, secs, (double)sent / secs, pct(lat, nlat, 0.50),
+		pct(lat, nlat, 0.90), pct(lat, nlat, 0.99),
+		nlat ? lat[nlat - 1] : 0.0, pct(svc, nlat, 0.50),
+		pct(svc, nlat, 0.99));
 	for (i = 0; i < conns; i++)
 		curl_easy_cleanup(c[i].h);
 	curl_multi_cleanup(m);

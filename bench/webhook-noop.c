@@ -33,8 +33,9 @@ slurp(const char *path)
 	char *s;
 	long n;
 
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) ||
-		!(s = calloc(1, (size_t)n + 1)) || fread(s, 1, (size_t)n, f) != (size_t)n) {
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
+		fseek(f, 0, SEEK_SET) || !(s = calloc(1, (size_t)n + 1)) ||
+		fread(s, 1, (size_t)n, f) != (size_t)n) {
 		fprintf(stderr, "webhook-noop: cannot read %s\n", path);
 		exit(1);
 	}
@@ -61,8 +62,8 @@ uid(const char *body, const char **s)
 
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *con, const char *url,
-	const char *method, const char *version, const char *data,
-	size_t *size, void **state)
+	const char *method, const char *version, const char *data, size_t *size,
+	void **state)
 {
 	struct req *r = *state;
 	struct MHD_Response *resp;
@@ -77,7 +78,9 @@ on_request(void *cls, struct MHD_Connection *con, const char *url,
 		return *state ? MHD_YES : MHD_NO;
 	}
 	if (*size) {
-		n = (int)(*size < sizeof r->buf - 1 - r->len ? *size : sizeof r->buf - 1 - r->len);
+		n = (int)(*size < sizeof r->buf - 1 - r->len
+				? *size
+				: sizeof r->buf - 1 - r->len);
 		memcpy(r->buf + r->len, data, (size_t)n);
 		r->len += (size_t)n;
 		*size = 0;
@@ -86,12 +89,18 @@ on_request(void *cls, struct MHD_Connection *con, const char *url,
 	r->buf[r->len] = '\0';
 	if (!(n = uid(r->buf, &u)) || n > 256)
 		u = "", n = 0;
-	n = snprintf(out, sizeof out, "{\"apiVersion\":\"admission.k8s.io/v1\","
+	n = snprintf(out, sizeof out,
+		"{\"apiVersion\":\"admission.k8s.io/v1\","
 		"\"kind\":\"AdmissionReview\",\"response\":{\"uid\":\"%.*s\","
-		"\"allowed\":true%s}}", n, u, strstr(r->buf, "\"dryRun\":true") ?
-		",\"warnings\":[\"webhook-noop\"]" : "");
-	resp = MHD_create_response_from_buffer((size_t)n, out, MHD_RESPMEM_MUST_COPY);
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+		"\"allowed\":true%s}}",
+		n, u,
+		strstr(r->buf, "\"dryRun\":true")
+			? ",\"warnings\":[\"webhook-noop\"]"
+			: "");
+	resp = MHD_create_response_from_buffer((size_t)n, out,
+		MHD_RESPMEM_MUST_COPY);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		"application/json");
 	ret = MHD_queue_response(con, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -124,7 +133,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (!cert || !key) {
-usage:
+	usage:
 		fprintf(stderr, "usage: webhook-noop -c cert -k key\n");
 		return 2;
 	}
@@ -134,14 +143,14 @@ usage:
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	d = MHD_start_daemon(MHD_USE_POLL | MHD_USE_INTERNAL_POLLING_THREAD |
-			MHD_USE_TLS | MHD_USE_ITC, 0, NULL, NULL, on_request, NULL,
-		MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&lo,
-		MHD_OPTION_THREAD_POOL_SIZE, 2u,
+			MHD_USE_TLS | MHD_USE_ITC,
+		0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&lo, MHD_OPTION_THREAD_POOL_SIZE, 2u,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 		MHD_OPTION_HTTPS_MEM_CERT, slurp(cert),
 		MHD_OPTION_HTTPS_MEM_KEY, slurp(key),
-		MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2",
-		MHD_OPTION_END);
+		MHD_OPTION_HTTPS_PRIORITIES,
+		"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2", MHD_OPTION_END);
 	if (!d || !(info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT))) {
 		fprintf(stderr, "webhook-noop: cannot serve\n");
 		return 1;

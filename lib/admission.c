@@ -15,8 +15,7 @@ str(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-static int
-bad(char *err, size_t errlen, const char *fmt, ...)
+static int bad(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static int
@@ -40,25 +39,28 @@ check_envelope(const json_t *review, char *err, size_t errlen)
 	if (!v)
 		return bad(err, errlen, "apiVersion is missing");
 	if (strcmp(v, ADM_API_VERSION) != 0)
-		return bad(err, errlen, "unsupported apiVersion \"%.64s\" (want "
-			ADM_API_VERSION ")", v);
+		return bad(err, errlen,
+			"unsupported apiVersion \"%.64s\" (want " ADM_API_VERSION
+			")",
+			v);
 	if (!k)
 		return bad(err, errlen, "kind is missing");
 	if (strcmp(k, "AdmissionReview") != 0)
-		return bad(err, errlen, "kind \"%.64s\" is not AdmissionReview", k);
+		return bad(err, errlen, "kind \"%.64s\" is not AdmissionReview",
+			k);
 	return 0;
 }
 
 static int
 known_operation(const char *op)
 {
-	return op && (!strcmp(op, "CREATE") || !strcmp(op, "UPDATE") ||
-		!strcmp(op, "DELETE") || !strcmp(op, "CONNECT"));
+	return op &&
+		(!strcmp(op, "CREATE") || !strcmp(op, "UPDATE") ||
+			!strcmp(op, "DELETE") || !strcmp(op, "CONNECT"));
 }
 
 int
-adm_parse(const json_t *review, struct adm_request *r, char *err,
-	size_t errlen)
+adm_parse(const json_t *review, struct adm_request *r, char *err, size_t errlen)
 {
 	const json_t *req = json_object_get(review, "request"), *kind;
 	const char *s;
@@ -78,8 +80,10 @@ adm_parse(const json_t *review, struct adm_request *r, char *err,
 		return bad(err, errlen, "request.uid is missing");
 	s = str(req, "operation");
 	if (!known_operation(s))
-		return bad(err, errlen, "request.operation \"%.32s\" is not CREATE, "
-			"UPDATE, DELETE or CONNECT", s ? s : "");
+		return bad(err, errlen,
+			"request.operation \"%.32s\" is not CREATE, "
+			"UPDATE, DELETE or CONNECT",
+			s ? s : "");
 	r->operation = s;
 	kind = json_object_get(req, "kind");
 	if (!str(kind, "kind"))
@@ -138,13 +142,15 @@ adm_verdict_free(struct adm_verdict *v)
 json_t *
 adm_response(const char *uid, const struct adm_verdict *v)
 {
-	json_t *resp = json_pack("{s:s,s:b}", "uid", uid, "allowed", v->allowed);
+	json_t *resp = json_pack("{s:s,s:b}", "uid", uid, "allowed",
+		v->allowed);
 	char *text, *b64;
 
 	if (v->allowed && json_array_size(v->patch)) {
 		text = json_dumps(v->patch, JSON_COMPACT);
 		b64 = b64_encode(text, strlen(text));
-		json_object_set_new(resp, "patchType", json_string("JSONPatch"));
+		json_object_set_new(resp, "patchType",
+			json_string("JSONPatch"));
 		json_object_set_new(resp, "patch", json_string(b64));
 		free(text);
 		free(b64);
@@ -152,10 +158,12 @@ adm_response(const char *uid, const struct adm_verdict *v)
 	if (json_array_size(v->warnings))
 		json_object_set(resp, "warnings", v->warnings);
 	if (!v->allowed)
-		json_object_set_new(resp, "status", json_pack("{s:i,s:s,s:s}", "code",
-			v->code ? v->code : 403, "reason",
-			v->reason[0] ? v->reason : "Forbidden", "message",
-			v->message ? v->message : "refused"));
+		json_object_set_new(resp, "status",
+			json_pack("{s:i,s:s,s:s}", "code",
+				v->code ? v->code : 403, "reason",
+				v->reason[0] ? v->reason : "Forbidden",
+				"message",
+				v->message ? v->message : "refused"));
 	return json_pack("{s:s,s:s,s:o}", "apiVersion", ADM_API_VERSION, "kind",
 		"AdmissionReview", "response", resp);
 }
@@ -209,13 +217,12 @@ adm_answer_json(const json_t *review, adm_decide_fn *decide, void *arg,
  * container, its name, resources and restartPolicy. mutate(3) reads
  * nothing else (the fuzz target checks that every answer is the one the
  * whole review gets). */
-static const char *const top_read[] = {"apiVersion", "kind", "request",
-	NULL};
+static const char *const top_read[] = {"apiVersion", "kind", "request", NULL};
 static const char *const request_read[] = {"uid", "kind", "operation",
 	"namespace", "name", "subResource", "object", "dryRun", NULL};
 static const char *const object_read[] = {"metadata", "spec", NULL};
-static const char *const metadata_read[] = {"name", "generateName",
-	"namespace", "annotations", "ownerReferences", NULL};
+static const char *const metadata_read[] = {"name", "generateName", "namespace",
+	"annotations", "ownerReferences", NULL};
 static const char *const spec_read[] = {"containers", "initContainers",
 	"runtimeClassName", "schedulingGates", "template", "jobTemplate",
 	"replicas", "parallelism", NULL};
@@ -237,15 +244,19 @@ unread(const char *const *path, int depth, int *keep, void *arg)
 		return request_read;
 	if (!path[2] || strcmp(path[2], "object"))
 		return NULL;
-	if (depth == 2 || (parent && (!strcmp(parent, "template") ||
-		!strcmp(parent, "jobTemplate"))))
+	if (depth == 2 ||
+		(parent &&
+			(!strcmp(parent, "template") ||
+				!strcmp(parent, "jobTemplate"))))
 		return object_read;
 	if (parent && !strcmp(parent, "metadata"))
 		return metadata_read;
 	if (parent && !strcmp(parent, "spec"))
 		return spec_read;
 	list = parent ? NULL : path[depth - 1];
-	if (list && (!strcmp(list, "containers") || !strcmp(list, "initContainers")))
+	if (list &&
+		(!strcmp(list, "containers") ||
+			!strcmp(list, "initContainers")))
 		return container_read;
 	return NULL;
 }
@@ -256,7 +267,8 @@ adm_answer(const char *buf, size_t len, adm_decide_fn *decide, void *arg,
 {
 	json_error_t jerr;
 	json_t *review = jl_loadb_skip(buf, len, JSON_DECODE_ANY, &jerr, unread,
-		NULL), *out;
+		       NULL),
+	       *out;
 
 	if (!review) {
 		*outcome = ADM_INVALID;
@@ -286,7 +298,7 @@ adm_json_error(const char *buf, size_t len, char *err, size_t errlen)
 		snprintf(err, errlen, "no error");
 		return;
 	}
-	snprintf(err, errlen, "invalid JSON at line %d column %d: %s", jerr.line,
-		jerr.column, jerr.text);
+	snprintf(err, errlen, "invalid JSON at line %d column %d: %s",
+		jerr.line, jerr.column, jerr.text);
 	err_clean(err);
 }

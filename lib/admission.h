@@ -78,8 +78,8 @@ json_t *adm_invalid(const char *uid, const char *why);
 /* adm_outcome classifies v. */
 enum adm_outcome adm_outcome(const struct adm_verdict *v);
 
-typedef void adm_decide_fn(const struct adm_request *r,
-	struct adm_verdict *v, void *arg);
+typedef void adm_decide_fn(const struct adm_request *r, struct adm_verdict *v,
+	void *arg);
 
 /* adm_answer reads the review of len bytes at buf, lets decide fill in a
  * verdict for a usable one (it starts allowed), and returns the response.
@@ -89,8 +89,8 @@ json_t *adm_answer(const char *buf, size_t len, adm_decide_fn *decide,
 	void *arg, enum adm_outcome *outcome, char *err, size_t errlen);
 
 /* adm_answer_json is adm_answer for a review already read (borrowed). */
-json_t *adm_answer_json(const json_t *review, adm_decide_fn *decide,
-	void *arg, enum adm_outcome *outcome, char *err, size_t errlen);
+json_t *adm_answer_json(const json_t *review, adm_decide_fn *decide, void *arg,
+	enum adm_outcome *outcome, char *err, size_t errlen);
 
 /* adm_json_error puts in err why the len bytes at buf are no JSON:
  * "empty request", or "invalid JSON at line L column C: why". */

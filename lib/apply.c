@@ -75,7 +75,8 @@ resource(struct applier *a, const json_t *obj, struct kube_error *e)
 	if (!av || !kind) {
 		memset(e, 0, sizeof *e);
 		e->kind = KUBE_EFAIL;
-		snprintf(e->msg, sizeof e->msg, "object has no apiVersion or kind");
+		snprintf(e->msg, sizeof e->msg,
+			"object has no apiVersion or kind");
 		return NULL;
 	}
 	key = easprintf("%s/%s", av, kind);
@@ -103,7 +104,8 @@ ap_path(struct applier *a, const json_t *obj, int with_name,
 		return NULL;
 	if (with_name && !name) {
 		e->kind = KUBE_EFAIL;
-		snprintf(e->msg, sizeof e->msg, "%s %s: object has no metadata.name",
+		snprintf(e->msg, sizeof e->msg,
+			"%s %s: object has no metadata.name",
 			sget(obj, "apiVersion"), sget(obj, "kind"));
 		return NULL;
 	}
@@ -146,12 +148,16 @@ owned_keys(const json_t *obj, const char *manager, const char *sub,
 	snprintf(fmap, sizeof fmap, "f:%s", map);
 	json_array_foreach(mf, i, m) {
 		msub = sget(m, "subresource");
-		if (!sget(m, "manager") || strcmp(sget(m, "manager"), manager) ||
-			!sget(m, "operation") || strcmp(sget(m, "operation"), "Apply") ||
+		if (!sget(m, "manager") ||
+			strcmp(sget(m, "manager"), manager) ||
+			!sget(m, "operation") ||
+			strcmp(sget(m, "operation"), "Apply") ||
 			strcmp(msub ? msub : "", sub))
 			continue;
 		fields = json_object_get(json_object_get(json_object_get(m,
-			"fieldsV1"), ftop), fmap);
+								 "fieldsV1"),
+						 ftop),
+			fmap);
 		json_object_foreach((json_t *)fields, key, v)
 			if (strncmp(key, "f:", 2) == 0)
 				json_object_set_new(out, key + 2, json_null());
@@ -177,7 +183,8 @@ stale_keys(const json_t *current, const json_t *obj, const char *manager,
 		have = json_object_get(json_object_get(current, top), map[i]);
 		want = json_object_get(json_object_get(obj, top), map[i]);
 		json_object_foreach(owned, key, v)
-			if (json_object_get(have, key) && !json_object_get(want, key))
+			if (json_object_get(have, key) &&
+				!json_object_get(want, key))
 				json_object_set_new(gone, key, json_null());
 		if (json_object_size(gone))
 			json_object_set(part, map[i], gone);
@@ -202,7 +209,8 @@ owns_map(const json_t *current, const json_t *obj, const char *manager,
 	int all = 1;
 
 	owned_keys(current, manager, sub, top, map, owned);
-	json_object_foreach(json_object_get(json_object_get(obj, top), map), key, v)
+	json_object_foreach(json_object_get(json_object_get(obj, top), map),
+		key, v)
 		all &= json_object_get(owned, key) != NULL;
 	json_decref(owned);
 	return all;
@@ -212,9 +220,12 @@ int
 ap_owns(const struct applier *a, const json_t *current, const json_t *obj)
 {
 	return owns_map(current, obj, a->manager, "", "metadata", "labels") &&
-		owns_map(current, obj, a->manager, "", "metadata", "annotations") &&
-		owns_map(current, obj, a->manager, "status", "status", "capacity") &&
-		owns_map(current, obj, a->manager, "status", "status", "allocatable");
+		owns_map(current, obj, a->manager, "", "metadata",
+			"annotations") &&
+		owns_map(current, obj, a->manager, "status", "status",
+			"capacity") &&
+		owns_map(current, obj, a->manager, "status", "status",
+			"allocatable");
 }
 
 /* release merge-patches away the stale keys of one part (sub "" for
@@ -278,9 +289,11 @@ apply_status(struct applier *a, const char *path, const json_t *obj,
 {
 	char *spath = easprintf("%s/status", path);
 	json_t *body = json_pack("{s:O, s:O, s:{s:O, s:O*}, s:O}", "apiVersion",
-		json_object_get(obj, "apiVersion"), "kind", json_object_get(obj, "kind"),
-		"metadata", "name", json_object_get(json_object_get(obj, "metadata"), "name"),
-		"namespace", json_object_get(json_object_get(obj, "metadata"), "namespace"),
+		json_object_get(obj, "apiVersion"), "kind",
+		json_object_get(obj, "kind"), "metadata", "name",
+		json_object_get(json_object_get(obj, "metadata"), "name"),
+		"namespace",
+		json_object_get(json_object_get(obj, "metadata"), "namespace"),
 		"status", json_object_get(obj, "status"));
 	json_t *ans = kube_apply(a->k, spath, body, a->manager, 1, e);
 
@@ -323,7 +336,8 @@ with_namespace(struct applier *a, const json_t *obj, struct kube_error *e)
 		return NULL;
 	copy = json_deep_copy(obj);
 	m = json_object_get(copy, "metadata");
-	if (r->namespaced && json_is_object(m) && !json_object_get(m, "namespace"))
+	if (r->namespaced && json_is_object(m) &&
+		!json_object_get(m, "namespace"))
 		json_object_set_new(m, "namespace", json_string(a->ns));
 	return copy;
 }

@@ -41,15 +41,14 @@ json_t *ap_apply(struct applier *a, const json_t *obj, struct kube_error *e);
  * Returns an array of result records (op "unlabel" for metadata,
  * "unresource" for status; empty when nothing was stale; caller owns),
  * or NULL with e filled. */
-json_t *ap_release(struct applier *a, const json_t *current,
-	const json_t *obj, struct kube_error *e);
+json_t *ap_release(struct applier *a, const json_t *current, const json_t *obj,
+	struct kube_error *e);
 
 /* ap_owns says whether this field manager, by what it applied to current
  * (managedFields), already owns every label and annotation of obj and
  * every capacity and allocatable entry of its status: when not, obj must
  * be applied even if current carries all of it, so that it becomes ours. */
-int ap_owns(const struct applier *a, const json_t *current,
-	const json_t *obj);
+int ap_owns(const struct applier *a, const json_t *current, const json_t *obj);
 
 /* ap_delete deletes the object obj names (apiVersion, kind, metadata).
  * A missing object counts as deleted. */

@@ -31,7 +31,8 @@ struct avail {
 	pthread_mutex_t mu;
 	double ttl;
 	int synced;
-	json_t *nodes, *bound, *waiting, *pods, *pending, *pending_sum, *matches;
+	json_t *nodes, *bound, *waiting, *pods, *pending, *pending_sum,
+		*matches;
 	json_t *classes;
 };
 
@@ -175,8 +176,8 @@ mig_counts(const json_t *list)
 static const char *
 meta(const json_t *obj, const char *key)
 {
-	return json_string_value(json_object_get(json_object_get(obj,
-		"metadata"), key));
+	return json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), key));
 }
 
 /* drop_pending forgets the admitted entry of token, if any. */
@@ -216,7 +217,8 @@ match_pending(struct avail *a, const char *match, const json_t *demand)
 
 	json_array_foreach(list, i, t) {
 		p = json_object_get(a->pending, json_string_value(t));
-		if (json_equal(json_object_get(p, "demand"), (json_t *)demand)) {
+		if (json_equal(json_object_get(p, "demand"),
+			    (json_t *)demand)) {
 			pick = json_string_value(t);
 			break;
 		}
@@ -250,12 +252,13 @@ static int
 node_ready(const json_t *node)
 {
 	json_t *conds = json_object_get(json_object_get(node, "status"),
-		"conditions"), *c;
+		       "conditions"),
+	       *c;
 	const char *type, *status;
 	size_t i;
 
 	if (json_is_true(json_object_get(json_object_get(node, "spec"),
-		"unschedulable")))
+		    "unschedulable")))
 		return 0;
 	json_array_foreach(conds, i, c) {
 		type = json_string_value(json_object_get(c, "type"));
@@ -270,8 +273,9 @@ static void
 put_node(struct avail *a, const char *name, int ready, json_t *alloc,
 	json_t *base)
 {
-	json_object_set_new(a->nodes, name, json_pack("{s:b,s:o,s:o}",
-		"ready", ready, "alloc", alloc, "base", base));
+	json_object_set_new(a->nodes, name,
+		json_pack("{s:b,s:o,s:o}", "ready", ready, "alloc", alloc,
+			"base", base));
 }
 
 static void
@@ -285,8 +289,10 @@ node_event(struct avail *a, const char *type, const json_t *node)
 		json_object_del(a->nodes, name);
 		return;
 	}
-	put_node(a, name, node_ready(node), mig_counts(json_object_get(
-		json_object_get(node, "status"), "allocatable")), json_object());
+	put_node(a, name, node_ready(node),
+		mig_counts(json_object_get(json_object_get(node, "status"),
+			"allocatable")),
+		json_object());
 }
 
 /* ---- pods ----------------------------------------------------------- */
@@ -301,7 +307,7 @@ pod_idle(const json_t *pod)
 	size_t i;
 
 	if (json_array_size(json_object_get(json_object_get(pod, "spec"),
-		"schedulingGates")))
+		    "schedulingGates")))
 		return 1;
 	json_array_foreach(json_object_get(status, "conditions"), i, c) {
 		type = json_string_value(json_object_get(c, "type"));
@@ -351,7 +357,8 @@ pod_key(const json_t *pod)
 static void
 seen_first(struct avail *a, const json_t *pod, const json_t *demand)
 {
-	const char *gen = meta(pod, "generateName"), *ns = meta(pod, "namespace");
+	const char *gen = meta(pod, "generateName"),
+		   *ns = meta(pod, "namespace");
 	char *key = avail_match_key(pod, NULL);
 	int found = match_pending(a, key, demand);
 
@@ -368,8 +375,8 @@ pod_event(struct avail *a, const char *type, const json_t *pod)
 {
 	json_t *spec = json_object_get(pod, "spec"), *old, *demand, *asked;
 	const char *node = json_string_value(json_object_get(spec, "nodeName"));
-	const char *phase = json_string_value(json_object_get(json_object_get(
-		pod, "status"), "phase"));
+	const char *phase = json_string_value(
+		json_object_get(json_object_get(pod, "status"), "phase"));
 	const char *state = "waiting";
 	char *key = pod_key(pod);
 
@@ -383,14 +390,17 @@ pod_event(struct avail *a, const char *type, const json_t *pod)
 		seen_first(a, pod, demand);
 	}
 	if (strcmp(type, "DELETED") != 0 && json_object_size(demand)) {
-		if (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed")))
+		if (phase &&
+			(!strcmp(phase, "Succeeded") ||
+				!strcmp(phase, "Failed")))
 			state = "idle";
 		else if (node && *node)
 			state = "bound";
 		else if (pod_idle(pod))
 			state = "idle";
-		old = json_pack("{s:s?,s:O,s:s}", "node", node && *node ? node : NULL,
-			"demand", demand, "state", state);
+		old = json_pack("{s:s?,s:O,s:s}", "node",
+			node && *node ? node : NULL, "demand", demand, "state",
+			state);
 		contribute(a, old, 1);
 		json_object_set_new(a->pods, key, old);
 	}
@@ -424,8 +434,9 @@ class_event(struct avail *a, const char *type, const json_t *rc)
 	if (strcmp(type, "DELETED") == 0)
 		json_object_del(a->classes, name);
 	else
-		put_class(a, name, json_object_get(json_object_get(rc, "metadata"),
-			"annotations"));
+		put_class(a, name,
+			json_object_get(json_object_get(rc, "metadata"),
+				"annotations"));
 }
 
 static void
@@ -475,12 +486,16 @@ record_locked(struct avail *a, const json_t *rec, char *err, size_t errlen,
 	if (!strcmp(kind, "Node") || !strcmp(kind, "Pod") ||
 		!strcmp(kind, "RuntimeClass")) {
 		if (!meta(rec, "name"))
-			return snprintf(err, errlen, "%s has no metadata.name", kind), -1;
+			return snprintf(err, errlen, "%s has no metadata.name",
+				       kind),
+			       -1;
 		event_locked(a, kind, "ADDED", rec);
 		return 0;
 	}
 	if (strcmp(kind, "node") && strcmp(kind, "runtimeclass"))
-		return snprintf(err, errlen, "unknown record kind \"%.64s\"", kind), -1;
+		return snprintf(err, errlen, "unknown record kind \"%.64s\"",
+			       kind),
+		       -1;
 	if (!name)
 		return snprintf(err, errlen, "%s record has no name", kind), -1;
 	if (!strcmp(kind, "runtimeclass")) {
@@ -488,8 +503,9 @@ record_locked(struct avail *a, const json_t *rec, char *err, size_t errlen,
 		return 0;
 	}
 	if (ready && !json_is_boolean(ready))
-		return snprintf(err, errlen, "node %.64s: ready is not a boolean",
-			name), -1;
+		return snprintf(err, errlen,
+			       "node %.64s: ready is not a boolean", name),
+		       -1;
 	put_node(a, name, !ready || json_is_true(ready),
 		mig_counts(json_object_get(rec, "allocatable")),
 		mig_counts(json_object_get(rec, "allocated")));
@@ -643,7 +659,9 @@ remaining(struct avail *a, const char *res, long *v)
 			alloc = 0;
 		taken = count(json_object_get(a->bound, name), res);
 		v[i++] = json_is_true(json_object_get(node, "ready")) &&
-			alloc > taken ? alloc - taken : 0;
+				alloc > taken
+			? alloc - taken
+			: 0;
 	}
 	level(v, i, (u128)count(a->waiting, res) + (u128)pending_of(a, res));
 }
@@ -713,8 +731,9 @@ avail_admit_locked(struct avail *a, const char *token, const char *match,
 	json_t *list, *bounded = bounded_demand(demand);
 
 	drop_pending(a, token);
-	json_object_set_new(a->pending, token, json_pack("{s:O,s:f,s:s}",
-		"demand", bounded, "expires", now() + a->ttl, "match", match));
+	json_object_set_new(a->pending, token,
+		json_pack("{s:O,s:f,s:s}", "demand", bounded, "expires",
+			now() + a->ttl, "match", match));
 	if (!(list = json_object_get(a->matches, match))) {
 		list = json_array();
 		json_object_set_new(a->matches, match, list);
@@ -738,14 +757,16 @@ avail_stats(struct avail *a)
 		json_object_foreach(json_object_get(p, "alloc"), res, d) {
 			if (!json_object_get(free_, res)) {
 				avail_free_locked(a, res, &total);
-				json_object_set_new(free_, res, json_integer(total));
+				json_object_set_new(free_, res,
+					json_integer(total));
 			}
 		}
 	}
 	out = json_pack("{s:i,s:i,s:o,s:o,s:o}", "nodes",
-		(int)json_object_size(a->nodes), "pods", (int)json_object_size(a->pods),
-		"pending", json_deep_copy(a->pending_sum), "waiting", json_deep_copy(a->waiting),
-		"free", free_);
+		(int)json_object_size(a->nodes), "pods",
+		(int)json_object_size(a->pods), "pending",
+		json_deep_copy(a->pending_sum), "waiting",
+		json_deep_copy(a->waiting), "free", free_);
 	avail_unlock(a);
 	return out;
 }

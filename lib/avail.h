@@ -75,8 +75,7 @@ void avail_event(struct avail *a, const char *kind, const char *type,
 
 /* avail_record applies one inventory record. Returns 0, or -1 with a
  * one-line reason in err. */
-int avail_record(struct avail *a, const json_t *rec, char *err,
-	size_t errlen);
+int avail_record(struct avail *a, const json_t *rec, char *err, size_t errlen);
 
 /* avail_set_synced marks collections (AVAIL_* bits) as listed. */
 void avail_set_synced(struct avail *a, int bits);
@@ -107,8 +106,8 @@ long avail_free_locked(struct avail *a, const char *res, long *total);
 /* avail_admit_locked counts demand as admitted under token (unique, the
  * review's uid) until a pod of key match ("ns/name" or "ns/gen*", see
  * avail_match_key) shows up, or pending_seconds pass. */
-void avail_admit_locked(struct avail *a, const char *token,
-	const char *match, const json_t *demand);
+void avail_admit_locked(struct avail *a, const char *token, const char *match,
+	const json_t *demand);
 
 /* avail_match_key returns the malloc'd key of a pod object: "ns/name",
  * or "ns/generateName*" when it has no name yet (ns from the object,

@@ -10,8 +10,8 @@
  * returns 0 and a malloc'd buffer in *out (NUL-terminated, not counted in
  * *outlen). On bad input it returns -1, sets *bad to the offset in in of
  * the first offending byte and leaves *out NULL. */
-int b64_decode(const char *in, size_t len, unsigned char **out,
-	size_t *outlen, size_t *bad);
+int b64_decode(const char *in, size_t len, unsigned char **out, size_t *outlen,
+	size_t *bad);
 
 /* b64_encode returns a malloc'd NUL-terminated base64 text of n bytes. */
 char *b64_encode(const void *p, size_t n);

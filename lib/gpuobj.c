@@ -81,7 +81,8 @@ clean_string(const json_t *v)
 static int
 is_health(const char *h)
 {
-	return !strcmp(h, "ok") || !strcmp(h, "warn") || !strcmp(h, "unhealthy");
+	return !strcmp(h, "ok") || !strcmp(h, "warn") ||
+		!strcmp(h, "unhealthy");
 }
 
 /* string_array: v is an array of clean strings. */
@@ -107,8 +108,7 @@ field_ok(const struct field *f, const json_t *v, size_t node_max)
 	double d;
 
 	switch (f->type) {
-	case F_STRING:
-		return clean_string(v);
+	case F_STRING: return clean_string(v);
 	case F_ATTR:
 		return clean_string(v) && json_string_length(v) <= ATTR_MAX;
 	case F_INT:
@@ -117,19 +117,17 @@ field_ok(const struct field *f, const json_t *v, size_t node_max)
 	case F_PCT:
 		d = json_number_value(v);
 		return json_is_number(v) && isfinite(d) && d >= 0 && d <= 100;
-	case F_BOOL:
-		return json_is_boolean(v);
+	case F_BOOL: return json_is_boolean(v);
 	case F_HEALTH:
 		return clean_string(v) && is_health(json_string_value(v));
-	case F_REASONS:
-		return string_array(v);
+	case F_REASONS: return string_array(v);
 	case F_PROFILE:
-		return clean_string(v) && mig_parse(json_string_value(v), &p) == 0;
+		return clean_string(v) &&
+			mig_parse(json_string_value(v), &p) == 0;
 	case F_NODE:
 		return clean_string(v) &&
 			kn_is_dns_subdomain(json_string_value(v), node_max);
-	case F_MIG:
-		return json_is_object(v);
+	case F_MIG: return json_is_object(v);
 	}
 	return 0;
 }
@@ -141,8 +139,9 @@ what_it_must_be(const struct field *f, const json_t *v, size_t node_max,
 {
 	switch (f->type) {
 	case F_STRING:
-		snprintf(buf, n, json_is_string(v) ? "a string without \\u0000"
-						   : "a string");
+		snprintf(buf, n,
+			json_is_string(v) ? "a string without \\u0000"
+					  : "a string");
 		break;
 	case F_ATTR:
 		snprintf(buf, n, "a string of at most %d bytes without \\u0000",
@@ -166,7 +165,8 @@ what_it_must_be(const struct field *f, const json_t *v, size_t node_max,
 		snprintf(buf, n, "a MIG profile name such as \"1g.10gb\"");
 		break;
 	case F_NODE:
-		snprintf(buf, n, "a node name: a DNS subdomain of at most %zu bytes",
+		snprintf(buf, n,
+			"a node name: a DNS subdomain of at most %zu bytes",
 			node_max);
 		break;
 	case F_MIG: snprintf(buf, n, "null or an object"); break;
@@ -178,7 +178,8 @@ what_it_must_be(const struct field *f, const json_t *v, size_t node_max,
 static void
 shown(const json_t *v, char *buf, size_t n)
 {
-	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
+	char *s = json_dumps(v,
+		JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
 
 	if (!s)
 		err_die(HAZ_FAIL, "json_dumps: out of memory");
@@ -209,10 +210,11 @@ check_fields(const json_t *obj, const char *prefix, const struct field *fields,
 		if (!v || (json_is_null(v) && !fields[i].required))
 			continue;
 		if (json_is_null(v) || !field_ok(&fields[i], v, node_max)) {
-			what_it_must_be(&fields[i], v, node_max, must, sizeof must);
+			what_it_must_be(&fields[i], v, node_max, must,
+				sizeof must);
 			shown(v, val, sizeof val);
-			snprintf(why, n, "field \"%s%s\" must be %s, not %s", prefix,
-				fields[i].key, must, val);
+			snprintf(why, n, "field \"%s%s\" must be %s, not %s",
+				prefix, fields[i].key, must, val);
 			return -1;
 		}
 	}
@@ -226,11 +228,14 @@ gobj_check(const json_t *rec, const char *driver, char *why, size_t n)
 	size_t node_max = room < KN_SUBDOMAIN_MAX ? KN_SUBDOMAIN_MAX - room : 0;
 	const json_t *m = json_object_get(rec, "mig");
 
-	if (check_fields(rec, "", gpu_fields, sizeof gpu_fields / sizeof *gpu_fields,
-		    node_max, why, n) < 0)
+	if (check_fields(rec, "", gpu_fields,
+		    sizeof gpu_fields / sizeof *gpu_fields, node_max, why,
+		    n) < 0)
 		return -1;
-	if (json_is_object(m) && check_fields(m, "mig.", mig_fields,
-			sizeof mig_fields / sizeof *mig_fields, node_max, why, n) < 0)
+	if (json_is_object(m) &&
+		check_fields(m, "mig.", mig_fields,
+			sizeof mig_fields / sizeof *mig_fields, node_max, why,
+			n) < 0)
 		return -1;
 	return 0;
 }
@@ -265,7 +270,8 @@ mig_of(const json_t *gpu)
 static int
 is_device(const json_t *gpu)
 {
-	return mig_of(gpu) || !json_is_true(json_object_get(gpu, "mig_enabled"));
+	return mig_of(gpu) ||
+		!json_is_true(json_object_get(gpu, "mig_enabled"));
 }
 
 static int
@@ -360,12 +366,17 @@ static const struct family {
 	const char *name; /* GFD label value */
 	const char *arch; /* DRA architecture attribute */
 } families[] = {
-	{"3.", "kepler", "Kepler"},	{"5.", "maxwell", "Maxwell"},
-	{"6.", "pascal", "Pascal"},	{"7.0", "volta", "Volta"},
-	{"7.2", "volta", "Volta"},	{"7.5", "turing", "Turing"},
+	{"3.", "kepler", "Kepler"},
+	{"5.", "maxwell", "Maxwell"},
+	{"6.", "pascal", "Pascal"},
+	{"7.0", "volta", "Volta"},
+	{"7.2", "volta", "Volta"},
+	{"7.5", "turing", "Turing"},
 	{"8.9", "ada-lovelace", "Ada Lovelace"},
-	{"8.", "ampere", "Ampere"},	{"9.", "hopper", "Hopper"},
-	{"10.", "blackwell", "Blackwell"}, {"12.", "blackwell", "Blackwell"},
+	{"8.", "ampere", "Ampere"},
+	{"9.", "hopper", "Hopper"},
+	{"10.", "blackwell", "Blackwell"},
+	{"12.", "blackwell", "Blackwell"},
 };
 
 static const struct family *
@@ -402,7 +413,8 @@ mig_capable(const json_t *gpus)
 		if (json_is_true(json_object_get(g, "mig_enabled")))
 			return 1;
 		for (j = 0; models[j]; j++)
-			if (sget(g, "product") && strstr(sget(g, "product"), models[j]))
+			if (sget(g, "product") &&
+				strstr(sget(g, "product"), models[j]))
 				return 1;
 	}
 	return 0;
@@ -451,9 +463,11 @@ whole_gpu_labels(json_t *labels, const json_t *first, size_t count)
 	setstr(labels, "nvidia.com/gpu.present", "true");
 	setfmt(labels, "nvidia.com/gpu.count", (long long)count);
 	if (sget(first, "product"))
-		label_from(labels, "nvidia.com/gpu.product", sget(first, "product"));
+		label_from(labels, "nvidia.com/gpu.product",
+			sget(first, "product"));
 	if (iget(first, "memory_mib", -1) >= 0)
-		setfmt(labels, "nvidia.com/gpu.memory", iget(first, "memory_mib", 0));
+		setfmt(labels, "nvidia.com/gpu.memory",
+			iget(first, "memory_mib", 0));
 	setstr(labels, "nvidia.com/gpu.family", gobj_family(cap));
 	if (version(cap, part) >= 2) {
 		setfmt(labels, "nvidia.com/gpu.compute.major", part[0]);
@@ -484,7 +498,8 @@ mig_labels(json_t *labels, const json_t *gpus)
 		profile_key(sget(m, "profile"), name);
 		snprintf(key, sizeof key, "nvidia.com/mig-%s.count", name);
 		cur = json_object_get(labels, key);
-		setfmt(labels, key, cur ? atoll(json_string_value(cur)) + 1 : 1);
+		setfmt(labels, key,
+			cur ? atoll(json_string_value(cur)) + 1 : 1);
 		snprintf(key, sizeof key, "nvidia.com/mig-%s.memory", name);
 		setfmt(labels, key, mig_memory_mib(&p));
 		snprintf(key, sizeof key, "nvidia.com/mig-%s.slices.gi", name);
@@ -518,23 +533,27 @@ summary(const json_t *gpus, double *util_avg)
 			continue;
 		used = add(used, iget(g, "memory_used_mib", 0));
 		total = add(total, iget(g, "memory_mib", 0));
-		tmax = iget(g, "temp_c", -1) > tmax ? iget(g, "temp_c", -1) : tmax;
+		tmax = iget(g, "temp_c", -1) > tmax ? iget(g, "temp_c", -1)
+						    : tmax;
 		if (json_is_number(json_object_get(g, "util_pct"))) {
-			util += json_number_value(json_object_get(g, "util_pct"));
+			util += json_number_value(
+				json_object_get(g, "util_pct"));
 			nutil++;
 		}
 	}
 	*util_avg = nutil ? util / nutil : 0;
 	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
-		"health", n[2] ? (n[0] + n[1] ? "degraded" : "unhealthy")
-			       : n[1] ? "warn" : "ok",
-		"devices", (json_int_t)json_array_size(gpus),
-		"ok", (json_int_t)n[0], "warn", (json_int_t)n[1],
-		"unhealthy", (json_int_t)n[2],
-		"utilization_pct", (json_int_t)(*util_avg + 0.5),
-		"memory_used_mib", (json_int_t)used,
-		"memory_total_mib", (json_int_t)total,
-		"temperature_max_c", tmax >= 0 ? json_integer(tmax) : json_null());
+		"health",
+		n[2]           ? (n[0] + n[1] ? "degraded" : "unhealthy")
+			: n[1] ? "warn"
+			       : "ok",
+		"devices", (json_int_t)json_array_size(gpus), "ok",
+		(json_int_t)n[0], "warn", (json_int_t)n[1], "unhealthy",
+		(json_int_t)n[2], "utilization_pct",
+		(json_int_t)(*util_avg + 0.5), "memory_used_mib",
+		(json_int_t)used, "memory_total_mib", (json_int_t)total,
+		"temperature_max_c",
+		tmax >= 0 ? json_integer(tmax) : json_null());
 }
 
 /* device_list returns the agentaflow.gpu/devices document. */
@@ -548,19 +567,26 @@ device_list(const json_t *gpus)
 	json_array_foreach(gpus, i, g) {
 		const json_t *m = mig_of(g);
 
-		json_array_append_new(list, json_pack(
-			"{s:I, s:s?, s:s?, s:I, s:O?, s:O?, s:b, s:s?, s:s?, s:s?, s:O*}",
-			"index", (json_int_t)iget(g, "index", 0),
-			"uuid", sget(g, "uuid"), "product", sget(g, "product"),
-			"memory_mib", (json_int_t)iget(g, "memory_mib", 0),
-			"memory_used_mib", json_object_get(g, "memory_used_mib"),
-			"util_pct", json_object_get(g, "util_pct"),
-			"mig_enabled", json_is_true(json_object_get(g, "mig_enabled")),
-			"mig", m ? sget(m, "profile") : NULL,
-			"parent_uuid", m ? sget(m, "parent_uuid") : NULL,
-			"health", sget(g, "health"),
-			"reasons", json_array_size(json_object_get(g, "health_reasons")) ?
-				json_object_get(g, "health_reasons") : NULL));
+		json_array_append_new(list,
+			json_pack(
+				"{s:I, s:s?, s:s?, s:I, s:O?, s:O?, s:b, s:s?, s:s?, s:s?, s:O*}",
+				"index", (json_int_t)iget(g, "index", 0),
+				"uuid", sget(g, "uuid"), "product",
+				sget(g, "product"), "memory_mib",
+				(json_int_t)iget(g, "memory_mib", 0),
+				"memory_used_mib",
+				json_object_get(g, "memory_used_mib"),
+				"util_pct", json_object_get(g, "util_pct"),
+				"mig_enabled",
+				json_is_true(json_object_get(g, "mig_enabled")),
+				"mig", m ? sget(m, "profile") : NULL,
+				"parent_uuid",
+				m ? sget(m, "parent_uuid") : NULL, "health",
+				sget(g, "health"), "reasons",
+				json_array_size(
+					json_object_get(g, "health_reasons"))
+					? json_object_get(g, "health_reasons")
+					: NULL));
 	}
 	return list;
 }
@@ -700,13 +726,15 @@ gobj_device_name(const json_t *g, char *buf)
 	size_t i;
 
 	if (!m) {
-		snprintf(buf, GOBJ_DEVICE_NAME_MAX, "gpu-%lld", iget(g, "index", 0));
+		snprintf(buf, GOBJ_DEVICE_NAME_MAX, "gpu-%lld",
+			iget(g, "index", 0));
 		return buf;
 	}
 	snprintf(prof, sizeof prof, "%s", sget(m, "profile"));
 	for (i = 0; prof[i]; i++)
 		prof[i] = isalnum((unsigned char)prof[i])
-			? (char)tolower((unsigned char)prof[i]) : '-';
+			? (char)tolower((unsigned char)prof[i])
+			: '-';
 	snprintf(buf, GOBJ_DEVICE_NAME_MAX, "gpu-%lld-mig-%s-%lld",
 		iget(g, "index", 0), prof, iget(m, "device", 0));
 	return buf;
@@ -728,13 +756,18 @@ device(const json_t *g)
 	attr(attrs, "architecture", "string", opt_string(f ? f->arch : NULL));
 	attr(attrs, "cudaComputeCapability", "version",
 		opt_version(sget(g, "compute_cap")));
-	attr(attrs, "driverVersion", "version", opt_version(sget(g, "driver_version")));
-	attr(attrs, "cudaDriverVersion", "version", opt_version(sget(g, "cuda_version")));
+	attr(attrs, "driverVersion", "version",
+		opt_version(sget(g, "driver_version")));
+	attr(attrs, "cudaDriverVersion", "version",
+		opt_version(sget(g, "cuda_version")));
 	attr(attrs, "index", "int", json_integer(iget(g, "index", 0)));
 	if (m) {
-		attr(attrs, "profile", "string", opt_string(sget(m, "profile")));
-		attr(attrs, "parentUUID", "string", opt_string(sget(m, "parent_uuid")));
-		attr(attrs, "parentIndex", "int", json_integer(iget(g, "index", 0)));
+		attr(attrs, "profile", "string",
+			opt_string(sget(m, "profile")));
+		attr(attrs, "parentUUID", "string",
+			opt_string(sget(m, "parent_uuid")));
+		attr(attrs, "parentIndex", "int",
+			json_integer(iget(g, "index", 0)));
 	}
 	/* the canonical form, as the API server stores it ("20Gi"); checked
 	 * records keep the bytes within 63 bits */
@@ -770,16 +803,19 @@ gobj_slices(const char *node, const char *driver, long long gen,
 	count = (n + SLICE_MAX_DEVICES - 1) / SLICE_MAX_DEVICES;
 	for (i = 0; i < count; i++) {
 		chunk = json_array();
-		for (j = i * SLICE_MAX_DEVICES; j < n && j < (i + 1) * SLICE_MAX_DEVICES; j++)
+		for (j = i * SLICE_MAX_DEVICES;
+			j < n && j < (i + 1) * SLICE_MAX_DEVICES; j++)
 			json_array_append(chunk, json_array_get(devices, j));
 		name = easprintf("%s-%zu.%s", node, i, driver);
-		json_array_append_new(slices, json_pack(
-			"{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:I, s:I}, s:o}}",
-			"apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice",
-			"metadata", "name", name, "spec", "driver", driver,
-			"nodeName", node, "pool", "name", node, "generation",
-			(json_int_t)gen, "resourceSliceCount", (json_int_t)count,
-			"devices", chunk));
+		json_array_append_new(slices,
+			json_pack(
+				"{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:I, s:I}, s:o}}",
+				"apiVersion", "resource.k8s.io/v1", "kind",
+				"ResourceSlice", "metadata", "name", name,
+				"spec", "driver", driver, "nodeName", node,
+				"pool", "name", node, "generation",
+				(json_int_t)gen, "resourceSliceCount",
+				(json_int_t)count, "devices", chunk));
 		free(name);
 	}
 	return slices;

@@ -3,8 +3,8 @@
  * One node's records give:
  * - labels compatible with NVIDIA GPU feature discovery (nvidia.com/gpu.*,
  *   nvidia.com/cuda.*, nvidia.com/mig.*, nvidia.com/mig-<profile>.*) and
- *   the AgentaFlow ones (agentaflow.gpu/enabled and others), plus the annotations
- *   agentaflow.gpu/devices, /status and /last-update;
+ *   the AgentaFlow ones (agentaflow.gpu/enabled and others), plus the
+ * annotations agentaflow.gpu/devices, /status and /last-update;
  * - extended resources: nvidia.com/gpu for whole GPUs without MIG, and
  *   nvidia.com/mig-<profile> per MIG profile; capacity counts every device,
  *   allocatable only those not unhealthy;

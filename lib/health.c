@@ -7,12 +7,18 @@
 #include "health.h"
 
 static const char *const warn_names[HEALTH_NCHECKS] = {
-	"temp_warn", "power_warn_pct", "ecc_warn", "mem_warn_pct",
+	"temp_warn",
+	"power_warn_pct",
+	"ecc_warn",
+	"mem_warn_pct",
 	"util_warn_pct",
 };
 static const char *const bad_names[HEALTH_NCHECKS] = {
-	"temp_unhealthy", "power_unhealthy_pct", "ecc_unhealthy",
-	"mem_unhealthy_pct", "util_unhealthy_pct",
+	"temp_unhealthy",
+	"power_unhealthy_pct",
+	"ecc_unhealthy",
+	"mem_unhealthy_pct",
+	"util_unhealthy_pct",
 };
 
 void
@@ -47,8 +53,8 @@ health_set(struct health_limits *l, const char *name, double v)
 }
 
 int
-health_set_text(struct health_limits *l, const char *name,
-	const char *text, const char **why)
+health_set_text(struct health_limits *l, const char *name, const char *text,
+	const char **why)
 {
 	size_t whole = strspn(text, "0123456789"), frac = 0;
 	double v = -1;
@@ -72,8 +78,7 @@ health_set_text(struct health_limits *l, const char *name,
 }
 
 int
-health_load_json(struct health_limits *l, const json_t *obj,
-	const char *src)
+health_load_json(struct health_limits *l, const json_t *obj, const char *src)
 {
 	const char *key, *why = "not a number from 0 to 1e9, null or \"off\"";
 	json_t *v;
@@ -88,7 +93,8 @@ health_load_json(struct health_limits *l, const json_t *obj,
 		if ((json_is_number(v) && (d < 0 || d > 1e9)) ||
 			(!json_is_number(v) && !json_is_null(v) &&
 				!(json_is_string(v) &&
-					strcmp(json_string_value(v), "off") == 0))) {
+					strcmp(json_string_value(v), "off") ==
+						0))) {
 			err_warn("%s: %s: %s", src, key, why);
 			return -1;
 		}
@@ -157,28 +163,27 @@ sentence(const json_t *rec, int i, double v, double t)
 	double a = 0, b = 0;
 
 	switch (i) {
-	case HEALTH_TEMP:
-		return json_sprintf("temperature %gC >= %gC", v, t);
+	case HEALTH_TEMP: return json_sprintf("temperature %gC >= %gC", v, t);
 	case HEALTH_POWER:
 		reading(rec, "power_w", &a);
 		reading(rec, "power_limit_w", &b);
-		return json_sprintf("power %gW is %.4g%% of the %gW limit >= %g%%",
-			a, v, b, t);
+		return json_sprintf(
+			"power %gW is %.4g%% of the %gW limit >= %g%%", a, v, b,
+			t);
 	case HEALTH_ECC:
 		return json_sprintf("uncorrected ECC errors %g > %g", v, t);
 	case HEALTH_MEM:
 		reading(rec, "memory_used_mib", &a);
 		reading(rec, "memory_mib", &b);
 		return json_sprintf(
-			"memory used %gMiB is %.4g%% of %gMiB >= %g%%", a, v, b, t);
-	default:
-		return json_sprintf("utilization %g%% >= %g%%", v, t);
+			"memory used %gMiB is %.4g%% of %gMiB >= %g%%", a, v, b,
+			t);
+	default: return json_sprintf("utilization %g%% >= %g%%", v, t);
 	}
 }
 
 enum health_level
-health_apply(json_t *rec, const struct health_limits *l,
-	const json_t *faults)
+health_apply(json_t *rec, const struct health_limits *l, const json_t *faults)
 {
 	static const char *const names[] = {"ok", "warn", "unhealthy"};
 	enum health_level level = HEALTH_OK;

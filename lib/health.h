@@ -47,8 +47,8 @@ int health_set(struct health_limits *l, const char *name, double v);
  * number from 0 to 1e9 (digits, an optional fraction) or "off"; "nan",
  * "inf", "-1", "1e3", "0x10" and " 5" are refused. Returns 0, or -1 with
  * a message in *why (static). */
-int health_set_text(struct health_limits *l, const char *name,
-	const char *text, const char **why);
+int health_set_text(struct health_limits *l, const char *name, const char *text,
+	const char **why);
 
 /* health_load_json applies every member of obj (name: a number from 0 to
  * 1e9, or null or "off") to l. Returns 0, or -1 with a message printed

@@ -10,14 +10,14 @@
 #include "hmap.h"
 
 struct slot {
-	char *key;  /* NULL: empty */
+	char *key; /* NULL: empty */
 	void *val;
 	uint64_t hash;
 };
 
 struct hm {
 	struct slot *slots;
-	size_t cap;  /* a power of two */
+	size_t cap; /* a power of two */
 	size_t len;
 	void (*free_val)(void *);
 };

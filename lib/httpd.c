@@ -26,20 +26,20 @@
 struct gen {
 	struct httpd *h;
 	struct MHD_Daemon *d;
-	int fd;            /* its own dup of the socket; -1 once closed */
-	char *cert, *key;  /* PEM, NUL-terminated; key wiped on free */
+	int fd;           /* its own dup of the socket; -1 once closed */
+	char *cert, *key; /* PEM, NUL-terminated; key wiped on free */
 	size_t keylen;
-	int inflight;      /* requests begun and not completed (atomic) */
-	double retired;    /* when it stopped accepting; 0 while current */
-	struct gen *next;  /* older generations */
+	int inflight;     /* requests begun and not completed (atomic) */
+	double retired;   /* when it stopped accepting; 0 while current */
+	struct gen *next; /* older generations */
 };
 
 struct httpd {
 	struct httpd_opts o;
 	int fd, port;
-	unsigned long connections;    /* accepted, all generations (atomic) */
-	struct stat cert_st, key_st;  /* of the files last tried */
-	struct gen *gens;             /* current first */
+	unsigned long connections;   /* accepted, all generations (atomic) */
+	struct stat cert_st, key_st; /* of the files last tried */
+	struct gen *gens;            /* current first */
 };
 
 /* One request being gathered. */
@@ -59,8 +59,7 @@ now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int
-seterr(char *err, size_t errlen, const char *fmt, ...)
+static int seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static int
@@ -107,8 +106,8 @@ bound_port(int fd)
 	char port[16];
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0 ||
-		getnameinfo((struct sockaddr *)&ss, len, NULL, 0, port, sizeof port,
-			NI_NUMERICSERV) != 0)
+		getnameinfo((struct sockaddr *)&ss, len, NULL, 0, port,
+			sizeof port, NI_NUMERICSERV) != 0)
 		return -1;
 	return atoi(port);
 }
@@ -134,7 +133,8 @@ listen_on(const char *spec, char *err, size_t errlen)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
 			listen(fd, 511) == 0 &&
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) ==
+				0)
 			break;
 		seterr(err, errlen, "%s: %s", spec, strerror(errno));
 		close(fd);
@@ -188,7 +188,8 @@ respond(struct gen *g, struct MHD_Connection *con, const char *url,
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 		p.content_type ? p.content_type : "application/json");
-	ret = MHD_queue_response(con, p.status ? (unsigned)p.status : 200, resp);
+	ret = MHD_queue_response(con, p.status ? (unsigned)p.status : 200,
+		resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
@@ -205,8 +206,8 @@ declared_too_large(struct MHD_Connection *con, size_t max)
 
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *con, const char *url,
-	const char *method, const char *version, const char *data,
-	size_t *size, void **state)
+	const char *method, const char *version, const char *data, size_t *size,
+	void **state)
 {
 	struct gen *g = cls;
 	struct req *r = *state;
@@ -311,7 +312,8 @@ slurp(const char *path, size_t *len, char *err, size_t errlen)
 	n = fread(buf, 1, PEM_MAX + 1, f);
 	fclose(f);
 	if (n == 0 || n > PEM_MAX) {
-		seterr(err, errlen, "%s: %s", path, n ? "larger than 1 MiB" : "empty");
+		seterr(err, errlen, "%s: %s", path,
+			n ? "larger than 1 MiB" : "empty");
 		memset(buf, 0, n > PEM_MAX ? PEM_MAX : n);
 		free(buf);
 		return NULL;
@@ -334,7 +336,8 @@ gen_start(struct httpd *h, char *err, size_t errlen)
 	 * handshake (three bytes of a record suffice), until the connection
 	 * times out */
 	unsigned flags = MHD_USE_POLL | MHD_USE_INTERNAL_POLLING_THREAD |
-		MHD_USE_TLS | MHD_USE_ITC | (h->o.verbose ? MHD_USE_ERROR_LOG : 0);
+		MHD_USE_TLS | MHD_USE_ITC |
+		(h->o.verbose ? MHD_USE_ERROR_LOG : 0);
 	size_t certlen;
 
 	g->h = h;
@@ -356,14 +359,15 @@ gen_start(struct httpd *h, char *err, size_t errlen)
 		MHD_OPTION_CONNECTION_TIMEOUT, h->o.idle_timeout,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
-		MHD_OPTION_HTTPS_MEM_CERT, g->cert,
-		MHD_OPTION_HTTPS_MEM_KEY, g->key,
-		MHD_OPTION_HTTPS_PRIORITIES, PRIORITIES,
+		MHD_OPTION_HTTPS_MEM_CERT, g->cert, MHD_OPTION_HTTPS_MEM_KEY,
+		g->key, MHD_OPTION_HTTPS_PRIORITIES, PRIORITIES,
 		MHD_OPTION_END);
 	if (!g->d) {
 		g->fd = -1; /* closed by libmicrohttpd */
-		seterr(err, errlen, "%s, %s: cannot serve with this certificate "
-			"and key", h->o.cert_file, h->o.key_file);
+		seterr(err, errlen,
+			"%s, %s: cannot serve with this certificate "
+			"and key",
+			h->o.cert_file, h->o.key_file);
 		gen_free(g);
 		return NULL;
 	}
@@ -403,8 +407,10 @@ reap(struct httpd *h)
 	struct gen **pp = &h->gens, *g;
 
 	while ((g = *pp)) {
-		if (g->retired && __atomic_load_n(&g->inflight, __ATOMIC_SEQ_CST) == 0 &&
-			(connections(g) == 0 || now() - g->retired > h->o.drain)) {
+		if (g->retired &&
+			__atomic_load_n(&g->inflight, __ATOMIC_SEQ_CST) == 0 &&
+			(connections(g) == 0 ||
+				now() - g->retired > h->o.drain)) {
 			*pp = g->next;
 			gen_free(g);
 		} else {
@@ -471,7 +477,8 @@ httpd_tick(struct httpd *h, int force, char *err, size_t errlen)
 	int rc = 0;
 
 	if (stat(h->o.cert_file, &c) == 0 && stat(h->o.key_file, &k) == 0 &&
-		(force || changed(&c, &h->cert_st) || changed(&k, &h->key_st))) {
+		(force || changed(&c, &h->cert_st) ||
+			changed(&k, &h->key_st))) {
 		h->cert_st = c;
 		h->key_st = k;
 		if ((g = gen_start(h, err, errlen))) {

@@ -24,10 +24,10 @@
 
 struct httpd_req {
 	const char *method;
-	const char *path;  /* without the query */
-	const char *body;  /* NUL-terminated; "" when none */
+	const char *path; /* without the query */
+	const char *body; /* NUL-terminated; "" when none */
 	size_t len;
-	int too_large;     /* the body was over max_body and was dropped */
+	int too_large; /* the body was over max_body and was dropped */
 };
 
 struct httpd_reply {
@@ -38,21 +38,21 @@ struct httpd_reply {
 };
 
 /* The handler runs on a pool thread, any number at once. */
-typedef void httpd_handler_fn(const struct httpd_req *q,
-	struct httpd_reply *p, void *arg);
+typedef void httpd_handler_fn(const struct httpd_req *q, struct httpd_reply *p,
+	void *arg);
 
 struct httpd_opts {
 	const char *listen;    /* "127.0.0.1:8443", ":8443", "[::1]:8443";
-	                          port 0 picks a free one */
+				  port 0 picks a free one */
 	const char *cert_file; /* PEM certificate chain */
 	const char *key_file;  /* PEM private key */
 	unsigned threads;      /* pool size; 0: 4 */
 	size_t max_body;       /* 0: 8 MiB */
 	unsigned idle_timeout; /* seconds a quiet connection is kept; 0: 120,
-	                          longer than clients keep theirs (Go: 90),
-	                          so it is the client that closes */
+				  longer than clients keep theirs (Go: 90),
+				  so it is the client that closes */
 	double drain;          /* seconds an old daemon may keep connections
-	                          after a reload; 0: 30 */
+				  after a reload; 0: 30 */
 	int verbose;           /* libmicrohttpd's own messages on stderr */
 	httpd_handler_fn *handler;
 	void *arg;
@@ -62,8 +62,7 @@ struct httpd;
 
 /* httpd_start binds, loads the pair and starts serving. Returns NULL
  * with a one-line reason in err. */
-struct httpd *httpd_start(const struct httpd_opts *o, char *err,
-	size_t errlen);
+struct httpd *httpd_start(const struct httpd_opts *o, char *err, size_t errlen);
 
 /* httpd_port returns the port listened on. */
 int httpd_port(const struct httpd *h);

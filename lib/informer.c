@@ -11,7 +11,7 @@
 #include "kubeconfig.h"
 #include "watch.h"
 
-#define TURN 2.0        /* seconds of one watch turn */
+#define TURN 2.0 /* seconds of one watch turn */
 #define BACKOFF_MAX 30.0
 
 static const struct {
@@ -107,7 +107,8 @@ run(void *arg)
 				continue;
 			err_warn("%s; retrying in %.1f s", e.msg, backoff);
 			nap(in, backoff);
-			backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
+			backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX
+							    : backoff * 2;
 			continue;
 		}
 		backoff = 0.5;

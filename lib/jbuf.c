@@ -45,6 +45,7 @@ jb_raw(struct jb *b, const char *s)
 }
 
 /* plain[c]: byte c goes into a JSON string as it is. */
+/* clang-format off */
 static const unsigned char plain[256] = {
 #define ROW16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
 	ROW16(0), ROW16(0),
@@ -55,6 +56,7 @@ static const unsigned char plain[256] = {
 	ROW16(1), ROW16(1), ROW16(1),
 #undef ROW16
 };
+/* clang-format on */
 
 void
 jb_strn(struct jb *b, const char *s, size_t len)
@@ -101,7 +103,7 @@ jb_int(struct jb *b, long long v)
 {
 	char tmp[24], *p = tmp + sizeof tmp;
 	unsigned long long u = v < 0 ? 0 - (unsigned long long)v
-				      : (unsigned long long)v;
+				     : (unsigned long long)v;
 
 	do
 		*--p = (char)('0' + u % 10);
@@ -152,7 +154,9 @@ jb_real(struct jb *b, double v)
 
 	if (n < 0)
 		err_die(HAZ_FAIL, "<stdout>: cannot write %s as JSON",
-			isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+			isnan(v)        ? "nan"
+				: v < 0 ? "-inf"
+					: "inf");
 	put(b, tmp, (size_t)n);
 }
 

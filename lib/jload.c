@@ -60,7 +60,8 @@ build(struct walk *w, int i)
 	case JS_OBJECT:
 		v = json_object();
 		keep = 0;
-		skip = w->skip ? w->skip(w->path, w->depth, &keep, w->arg) : NULL;
+		skip = w->skip ? w->skip(w->path, w->depth, &keep, w->arg)
+			       : NULL;
 		for (m = 0, k = i + 1; m < t->n; m++, k = d->t[k + 1].next) {
 			if (strlen(d->t[k].s) != d->t[k].len)
 				break; /* jansson takes no key holding NUL */
@@ -69,13 +70,13 @@ build(struct walk *w, int i)
 			w->path[++w->depth] = d->t[k].s;
 			c = build(w, k + 1);
 			w->depth--;
-			if (!c || json_object_setn_new_nocheck(v, d->t[k].s,
+			if (!c ||
+				json_object_setn_new_nocheck(v, d->t[k].s,
 					d->t[k].len, c))
 				break;
 		}
 		break;
-	default:
-		return NULL;
+	default: return NULL;
 	}
 	if (m < t->n) {
 		json_decref(v);

@@ -18,8 +18,7 @@
 #include <jansson.h>
 
 /* jl_loadb is json_loadb(buf, len, flags, err); thread-safe. */
-json_t *jl_loadb(const char *buf, size_t len, size_t flags,
-	json_error_t *err);
+json_t *jl_loadb(const char *buf, size_t len, size_t flags, json_error_t *err);
 
 /* A jl_skip_fn returns the names of the members to leave out of the
  * object found at path[1..depth] (NULL-terminated), or NULL for none;

@@ -38,8 +38,9 @@ skip_ws(struct scan *s)
 
 	if (p < s->end && (unsigned char)*p > ' ')
 		return;
-	while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' ||
-				       *s->p == '\n' || *s->p == '\r'))
+	while (s->p < s->end &&
+		(*s->p == ' ' || *s->p == '\t' || *s->p == '\n' ||
+			*s->p == '\r'))
 		s->p++;
 	if (s->p != p)
 		s->d->spaced = 1;
@@ -155,6 +156,7 @@ escape(struct scan *s, char **w)
 
 /* plain[c] says whether byte c needs no decoding in a string: printable
  * ASCII other than quote and backslash. */
+/* clang-format off */
 static const unsigned char plain[256] = {
 #define ROW16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
 	ROW16(0), ROW16(0),
@@ -164,12 +166,13 @@ static const unsigned char plain[256] = {
 	ROW16(1), ROW16(1),
 #undef ROW16
 };
+/* clang-format on */
 
 /* ONES * b repeats byte b through a word; any_below(v, b) says whether
  * some byte of v is below b (b <= 128), any_zero whether one is 0. */
 #define ONES 0x0101010101010101ull
 #define HIGHS (ONES * 0x80)
-#define any_below(v, b) (((v) - ONES * (b)) & ~(v) & HIGHS)
+#define any_below(v, b) (((v)-ONES * (b)) & ~(v)&HIGHS)
 #define any_zero(v) any_below(v, 1)
 
 /* plain_run returns how many bytes from p on need no decoding, reading
@@ -393,7 +396,8 @@ members(struct scan *s, int t, int object)
 		skip_ws(s);
 		if (object) {
 			if (s->p >= s->end || *s->p != '"')
-				return fail(s, s->p, s->p < s->end
+				return fail(s, s->p,
+					s->p < s->end
 						? "object key expected"
 						: "unexpected end of input");
 			if ((s->raw ? raw_string(s) : string(s)) < 0)
@@ -615,7 +619,8 @@ static size_t
 unescape(const char *raw, size_t n, char *out)
 {
 	struct js_doc none = {0};
-	struct scan s = {&none, (char *)raw, (char *)raw, (char *)raw + n, 0, 1};
+	struct scan s = {&none, (char *)raw, (char *)raw, (char *)raw + n, 0,
+		1};
 	char *w = out;
 
 	while (s.p < s.end) {
@@ -698,7 +703,8 @@ js_compact(const char *p, size_t n, char *out)
 				*w++ = *++p;
 			else if (*p == '"')
 				in_string = 0;
-		} else if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') {
+		} else if (*p != ' ' && *p != '\t' && *p != '\n' &&
+			*p != '\r') {
 			*w++ = *p;
 			in_string = *p == '"';
 		}

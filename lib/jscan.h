@@ -24,8 +24,8 @@ enum js_type {
 	JS_NULL,
 	JS_FALSE,
 	JS_TRUE,
-	JS_INT,    /* a number without fraction or exponent that fits */
-	JS_REAL,   /* any other number */
+	JS_INT,  /* a number without fraction or exponent that fits */
+	JS_REAL, /* any other number */
 	JS_STRING,
 	JS_ARRAY,
 	JS_OBJECT,
@@ -48,12 +48,12 @@ struct js_tok {
 struct js_doc {
 	struct js_tok *t; /* tokens, t[0] the top value */
 	int n, cap;
-	int errcol;       /* on error: 1-based byte column */
-	char err[64];     /* on error: what was wrong */
-	int spaced;       /* after js_scan: whitespace outside strings */
-	int bignum;       /* an integer out of long long's range was read
-	                     (as JS_REAL), or a real overflowed to infinity */
-	int nul;          /* a string or key holds \u0000 */
+	int errcol;   /* on error: 1-based byte column */
+	char err[64]; /* on error: what was wrong */
+	int spaced;   /* after js_scan: whitespace outside strings */
+	int bignum;   /* an integer out of long long's range was read
+			 (as JS_REAL), or a real overflowed to infinity */
+	int nul;      /* a string or key holds \u0000 */
 };
 
 /* js_parse reads buf[0..len) (modified in place) into d, reusing d's

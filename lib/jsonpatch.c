@@ -87,8 +87,7 @@ path_pop(struct path *p, size_t to)
 
 /* op appends {"op":name,"path":path[,"value":value]} to ops. */
 static void
-op(json_t *ops, const char *name, const struct path *path,
-	const json_t *value)
+op(json_t *ops, const char *name, const struct path *path, const json_t *value)
 {
 	json_t *o = json_object();
 
@@ -105,8 +104,7 @@ static void diff(json_t *ops, struct path *path, const json_t *a,
 /* diff_objects emits removals before additions and changes, so that a
  * key renamed inside one object reads remove-then-add. */
 static void
-diff_objects(json_t *ops, struct path *path, const json_t *a,
-	const json_t *b)
+diff_objects(json_t *ops, struct path *path, const json_t *a, const json_t *b)
 {
 	const char *key;
 	json_t *va, *vb;
@@ -147,7 +145,8 @@ diff(json_t *ops, struct path *path, const json_t *a, const json_t *b)
 		json_array_size(a) == json_array_size(b)) {
 		for (i = 0; i < json_array_size(a); i++) {
 			was = path_push_index(path, i);
-			diff(ops, path, json_array_get(a, i), json_array_get(b, i));
+			diff(ops, path, json_array_get(a, i),
+				json_array_get(b, i));
 			path_pop(path, was);
 		}
 	} else if (json_is_object(a) || json_is_array(a) ||
@@ -171,8 +170,7 @@ jp_diff(const json_t *from, const json_t *to)
 
 /* ---- application ----------------------------------------------------- */
 
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
+static int fail(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static int
@@ -197,7 +195,8 @@ unescape(const char *s, size_t len)
 	for (i = 0; i < len; i++) {
 		if (s[i] != '~') {
 			*q++ = s[i];
-		} else if (i + 1 < len && (s[i + 1] == '0' || s[i + 1] == '1')) {
+		} else if (i + 1 < len &&
+			(s[i + 1] == '0' || s[i + 1] == '1')) {
 			*q++ = s[++i] == '0' ? '~' : '/';
 		} else {
 			free(out);
@@ -239,14 +238,17 @@ resolve(json_t *doc, const char *path, char **last, char *err, size_t errlen)
 
 	*last = NULL;
 	if (*p != '/') {
-		fail(err, errlen, "path \"%.200s\" does not start with /", path);
+		fail(err, errlen, "path \"%.200s\" does not start with /",
+			path);
 		return NULL;
 	}
 	for (;;) {
 		p++;
 		slash = strchr(p, '/');
-		if (!(tok = unescape(p, slash ? (size_t)(slash - p) : strlen(p)))) {
-			fail(err, errlen, "path \"%.200s\": bad ~ escape", path);
+		if (!(tok = unescape(p,
+			      slash ? (size_t)(slash - p) : strlen(p)))) {
+			fail(err, errlen, "path \"%.200s\": bad ~ escape",
+				path);
 			return NULL;
 		}
 		if (!slash) {
@@ -262,7 +264,8 @@ resolve(json_t *doc, const char *path, char **last, char *err, size_t errlen)
 			cur = NULL;
 		free(tok);
 		if (!cur) {
-			fail(err, errlen, "path \"%.200s\" does not exist", path);
+			fail(err, errlen, "path \"%.200s\" does not exist",
+				path);
 			return NULL;
 		}
 		p = slash;
@@ -286,7 +289,8 @@ apply_one(json_t *doc, const char *name, const char *path, json_t *value,
 	if (json_is_array(parent) && i < 0) {
 		fail(err, errlen, "%s %.200s: bad array index", name, path);
 	} else if (!json_is_array(parent) && !json_is_object(parent)) {
-		fail(err, errlen, "%s %.200s: parent is not a container", name, path);
+		fail(err, errlen, "%s %.200s: parent is not a container", name,
+			path);
 	} else if (add) {
 		rc = json_is_array(parent)
 			? json_array_insert(parent, (size_t)i, value)
@@ -303,8 +307,11 @@ apply_one(json_t *doc, const char *name, const char *path, json_t *value,
 			: json_object_set(parent, last, value);
 	} else {
 		rc = json_equal(json_is_array(parent)
-			? json_array_get(parent, (size_t)i)
-			: json_object_get(parent, last), value) ? 0 : -1;
+				     ? json_array_get(parent, (size_t)i)
+				     : json_object_get(parent, last),
+			     value)
+			? 0
+			: -1;
 		if (rc)
 			fail(err, errlen, "test %.200s: values differ", path);
 	}
@@ -328,11 +335,13 @@ jp_apply(json_t **doc, const json_t *patch, char *err, size_t errlen)
 		path = json_string_value(json_object_get(o, "path"));
 		value = json_object_get(o, "value");
 		if (!name || !path)
-			return fail(err, errlen, "operation %zu: no op or path", i);
+			return fail(err, errlen, "operation %zu: no op or path",
+				i);
 		if (strcmp(name, "add") && strcmp(name, "remove") &&
 			strcmp(name, "replace") && strcmp(name, "test"))
-			return fail(err, errlen, "operation %zu: op \"%.40s\" not supported",
-				i, name);
+			return fail(err, errlen,
+				"operation %zu: op \"%.40s\" not supported", i,
+				name);
 		if (strcmp(name, "remove") && !value)
 			return fail(err, errlen, "operation %zu: no value", i);
 		if (!*path && strcmp(name, "remove") && strcmp(name, "test")) {
@@ -341,9 +350,9 @@ jp_apply(json_t **doc, const json_t *patch, char *err, size_t errlen)
 			continue;
 		}
 		if (!*path) {
-			if (!strcmp(name, "remove") ||
-				!json_equal(*doc, value))
-				return fail(err, errlen, "operation %zu: %s on the root", i,
+			if (!strcmp(name, "remove") || !json_equal(*doc, value))
+				return fail(err, errlen,
+					"operation %zu: %s on the root", i,
 					name);
 			continue;
 		}

@@ -16,17 +16,17 @@
 #include "jbuf.h"
 #include "kube.h"
 
-#define LINE_MAX_BYTES (64L << 20)    /* a longer watch line is refused */
-#define BODY_MAX_BYTES (1024L << 20)  /* a larger answer is refused */
-#define ERRBODY_MAX 65536             /* bytes of an error answer kept */
+#define LINE_MAX_BYTES (64L << 20)   /* a longer watch line is refused */
+#define BODY_MAX_BYTES (1024L << 20) /* a larger answer is refused */
+#define ERRBODY_MAX 65536            /* bytes of an error answer kept */
 #define CONNECT_MS 10000L
 
 static const char json_accept[] = "Accept: application/json";
-static const char disc_accept[] =
-	"Accept: application/json;g=apidiscovery.k8s.io;v=v2;"
-	"as=APIGroupDiscoveryList,"
-	"application/json;g=apidiscovery.k8s.io;v=v2beta1;"
-	"as=APIGroupDiscoveryList,application/json";
+static const char
+	disc_accept[] = "Accept: application/json;g=apidiscovery.k8s.io;v=v2;"
+			"as=APIGroupDiscoveryList,"
+			"application/json;g=apidiscovery.k8s.io;v=v2beta1;"
+			"as=APIGroupDiscoveryList,application/json";
 
 struct kube {
 	struct kc_config *cfg;
@@ -41,8 +41,7 @@ static int curl_users;
 
 /* ---- errors ---------------------------------------------------------- */
 
-static void
-seterr(struct kube_error *e, enum kube_errkind kind, long status,
+static void seterr(struct kube_error *e, enum kube_errkind kind, long status,
 	const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static void
@@ -68,12 +67,9 @@ kube_exit_status(const struct kube_error *e)
 {
 	switch (e->kind) {
 	case KUBE_OK:
-	case KUBE_EDEADLINE:
-		return HAZ_OK;
-	case KUBE_ETEMP:
-		return HAZ_TEMP;
-	default:
-		return HAZ_FAIL;
+	case KUBE_EDEADLINE: return HAZ_OK;
+	case KUBE_ETEMP: return HAZ_TEMP;
+	default: return HAZ_FAIL;
 	}
 }
 
@@ -84,15 +80,22 @@ status_text(long code)
 		long code;
 		const char *text;
 	} t[] = {
-		{400, "Bad Request"}, {401, "Unauthorized"},
-		{403, "Forbidden"}, {404, "Not Found"},
-		{405, "Method Not Allowed"}, {406, "Not Acceptable"},
-		{409, "Conflict"}, {410, "Gone"},
+		{400, "Bad Request"},
+		{401, "Unauthorized"},
+		{403, "Forbidden"},
+		{404, "Not Found"},
+		{405, "Method Not Allowed"},
+		{406, "Not Acceptable"},
+		{409, "Conflict"},
+		{410, "Gone"},
 		{413, "Request Entity Too Large"},
 		{415, "Unsupported Media Type"},
-		{422, "Unprocessable Entity"}, {429, "Too Many Requests"},
-		{500, "Internal Server Error"}, {502, "Bad Gateway"},
-		{503, "Service Unavailable"}, {504, "Gateway Timeout"},
+		{422, "Unprocessable Entity"},
+		{429, "Too Many Requests"},
+		{500, "Internal Server Error"},
+		{502, "Bad Gateway"},
+		{503, "Service Unavailable"},
+		{504, "Gateway Timeout"},
 	};
 	size_t i;
 
@@ -174,11 +177,8 @@ transport_error(struct kube *k, CURLcode rc, const char *method,
 	case CURLE_UNSUPPORTED_PROTOCOL:
 	case CURLE_BAD_FUNCTION_ARGUMENT:
 	case CURLE_OUT_OF_MEMORY:
-	case CURLE_NOT_BUILT_IN:
-		kind = KUBE_EFAIL;
-		break;
-	default:
-		break;
+	case CURLE_NOT_BUILT_IN: kind = KUBE_EFAIL; break;
+	default: break;
 	}
 	seterr(e, kind, 0, "%s %s%.*s: %s", method, k->cfg->server,
 		pathonly(path), path, why);
@@ -355,7 +355,7 @@ prepare(struct kube *k, const char *method, const char *path,
 struct buf {
 	char *p;
 	size_t len, cap, max;
-	int over;  /* more than max bytes were offered */
+	int over; /* more than max bytes were offered */
 };
 
 static void
@@ -415,15 +415,17 @@ request(struct kube *k, const char *method, const char *path,
 	rc = curl_easy_perform(k->h);
 	curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &code);
 	if (b.over)
-		seterr(e, KUBE_EBADDATA, code, "%s %.*s: answer larger than %ld bytes",
-			method, pathonly(path), path, BODY_MAX_BYTES);
+		seterr(e, KUBE_EBADDATA, code,
+			"%s %.*s: answer larger than %ld bytes", method,
+			pathonly(path), path, BODY_MAX_BYTES);
 	else if (rc != CURLE_OK)
 		transport_error(k, rc, method, path, e);
 	else if (code < 200 || code > 299)
 		http_error(e, k, code, method, path, b.p, b.len);
 	else if (!(out = json_loadb(b.p ? b.p : "", b.len, 0, &jerr)))
-		seterr(e, KUBE_EBADDATA, code, "%s %.*s: invalid JSON answer: %s",
-			method, pathonly(path), path, jerr.text);
+		seterr(e, KUBE_EBADDATA, code,
+			"%s %.*s: invalid JSON answer: %s", method,
+			pathonly(path), path, jerr.text);
 	curl_slist_free_all(hdrs);
 	free(payload);
 	free(ct);
@@ -466,7 +468,8 @@ kube_patch(struct kube *k, const char *path, enum kube_patch type,
 	static const char *const ctype[] = {
 		[KUBE_PATCH_MERGE] = "application/merge-patch+json",
 		[KUBE_PATCH_JSON] = "application/json-patch+json",
-		[KUBE_PATCH_STRATEGIC] = "application/strategic-merge-patch+json",
+		[KUBE_PATCH_STRATEGIC] =
+			"application/strategic-merge-patch+json",
 	};
 
 	return kube_request(k, "PATCH", path, ctype[type], patch, e);
@@ -533,12 +536,14 @@ add_page(json_t *page, json_t *all, char **rv)
 {
 	json_t *meta = json_object_get(page, "metadata"), *item;
 	const char *lkind = json_string_value(json_object_get(page, "kind"));
-	const char *api = json_string_value(json_object_get(page, "apiVersion"));
+	const char *api = json_string_value(
+		json_object_get(page, "apiVersion"));
 	const char *cont, *v;
 	char *kind = NULL;
 	size_t i, n;
 
-	if (lkind && (n = strlen(lkind)) > 4 && strcmp(lkind + n - 4, "List") == 0)
+	if (lkind && (n = strlen(lkind)) > 4 &&
+		strcmp(lkind + n - 4, "List") == 0)
 		kind = easprintf("%.*s", (int)(n - 4), lkind);
 	json_array_foreach(json_object_get(page, "items"), i, item)
 		json_array_append_new(all, typed(item, api, kind));
@@ -554,8 +559,8 @@ add_page(json_t *page, json_t *all, char **rv)
 /* list_once gets every page; a continue token that expired midway
  * (410) is reported as KUBE_EGONE with *expired set. */
 static int
-list_once(struct kube *k, const char *path, long limit, json_t *all,
-	char **rv, int *expired, struct kube_error *e)
+list_once(struct kube *k, const char *path, long limit, json_t *all, char **rv,
+	int *expired, struct kube_error *e)
 {
 	json_t *page = NULL;
 	const char *cont = NULL;
@@ -590,7 +595,7 @@ kube_list(struct kube *k, const char *path, long limit, json_t **items,
 
 	*items = NULL;
 	*rv = NULL;
-	do {  /* as client-go's pager: an expired continue token lists anew */
+	do { /* as client-go's pager: an expired continue token lists anew */
 		all = json_array();
 		free(*rv);
 		*rv = NULL;
@@ -614,12 +619,12 @@ kube_list(struct kube *k, const char *path, long limit, json_t **items,
 struct kube_lines {
 	kube_line_fn *fn;
 	void *arg;
-	char *source;        /* "GET https://...", a file name */
-	struct buf line;     /* the line being gathered */
-	long long offset;    /* stream offset of the line being gathered */
-	long long skipped;   /* bytes of a too long line met so far */
-	long lineno;         /* lines handed on or skipped */
-	int skipping;        /* dropping the rest of a too long line */
+	char *source;      /* "GET https://...", a file name */
+	struct buf line;   /* the line being gathered */
+	long long offset;  /* stream offset of the line being gathered */
+	long long skipped; /* bytes of a too long line met so far */
+	long lineno;       /* lines handed on or skipped */
+	int skipping;      /* dropping the rest of a too long line */
 };
 
 struct kube_lines *
@@ -739,9 +744,9 @@ struct stream {
 	struct kube_lines *lines;
 	struct kube_error *e;
 	const char *path;
-	struct buf errbody;  /* the body of a non-2xx answer */
+	struct buf errbody; /* the body of a non-2xx answer */
 	long code;
-	int stopped;         /* stopped by fn, or by a too long line */
+	int stopped; /* stopped by fn, or by a too long line */
 };
 
 static size_t
@@ -927,11 +932,16 @@ add_aggregated(json_t *list, const json_t *doc)
 		json_array_foreach(json_object_get(g, "versions"), j, v) {
 			if (!(version = str(v, "version")))
 				continue;
-			json_array_foreach(json_object_get(v, "resources"), l, r)
-				add_resource(list, group ? group : "", version, r,
-					str(r, "resource"), str(r, "singularResource"),
-					str(json_object_get(r, "responseKind"), "kind"),
-					!strcmp(str(r, "scope") ? str(r, "scope") : "",
+			json_array_foreach(json_object_get(v, "resources"), l,
+				r)
+				add_resource(list, group ? group : "", version,
+					r, str(r, "resource"),
+					str(r, "singularResource"),
+					str(json_object_get(r, "responseKind"),
+						"kind"),
+					!strcmp(str(r, "scope")
+							? str(r, "scope")
+							: "",
 						"Namespaced"));
 		}
 	}
@@ -954,7 +964,8 @@ add_groupversion(struct kube *k, json_t *list, const char *group,
 	char *g = kube_escape(group), *v = kube_escape(version), *path;
 	json_t *doc;
 
-	path = *group ? easprintf("/apis/%s/%s", g, v) : easprintf("/api/%s", v);
+	path = *group ? easprintf("/apis/%s/%s", g, v)
+		      : easprintf("/api/%s", v);
 	doc = request(k, "GET", path, json_accept, NULL, NULL, e);
 	free(path);
 	free(g);
@@ -989,7 +1000,8 @@ add_root(struct kube *k, json_t *list, const char *root, struct kube_error *e)
 	json_array_foreach(json_object_get(doc, "groups"), i, x) {
 		name = str(x, "name");
 		pv = str(json_object_get(x, "preferredVersion"), "version");
-		if (name && pv && add_groupversion(k, list, name, pv, &ge) < 0 &&
+		if (name && pv &&
+			add_groupversion(k, list, name, pv, &ge) < 0 &&
 			ge.kind == KUBE_ETEMP && ge.status == 0) {
 			*e = ge;
 			ret = -1;

@@ -41,9 +41,9 @@ enum kube_errkind {
 
 struct kube_error {
 	enum kube_errkind kind;
-	long status;      /* HTTP status, 0 when no answer */
-	char reason[64];  /* Status.reason ("NotFound", "Expired"), or "" */
-	char msg[1024];   /* one line, no program name */
+	long status;     /* HTTP status, 0 when no answer */
+	char reason[64]; /* Status.reason ("NotFound", "Expired"), or "" */
+	char msg[1024];  /* one line, no program name */
 };
 
 /* kube_exit_status returns HAZ_TEMP for KUBE_ETEMP, HAZ_OK for
@@ -74,10 +74,10 @@ double kube_seconds_left(const struct kube *k);
 /* --- paths -------------------------------------------------------------- */
 
 struct kube_resource {
-	char *group;     /* "" for the core group */
-	char *version;   /* "v1" */
-	char *resource;  /* plural: "deployments" */
-	char *kind;      /* "Deployment" */
+	char *group;    /* "" for the core group */
+	char *version;  /* "v1" */
+	char *resource; /* plural: "deployments" */
+	char *kind;     /* "Deployment" */
 	int namespaced;
 };
 
@@ -152,10 +152,10 @@ int kube_list(struct kube *k, const char *path, long limit, json_t **items,
  * server ended the stream at a line boundary, else -1 (KUBE_EBADDATA
  * "truncated line" when it ended midway). The stream has no timeout of
  * its own but the deadline. */
-typedef int kube_line_fn(char *line, size_t len, long long offset,
-	long lineno, void *arg, struct kube_error *e);
-int kube_stream(struct kube *k, const char *path, kube_line_fn *fn,
+typedef int kube_line_fn(char *line, size_t len, long long offset, long lineno,
 	void *arg, struct kube_error *e);
+int kube_stream(struct kube *k, const char *path, kube_line_fn *fn, void *arg,
+	struct kube_error *e);
 
 /* A kube_lines cuts bytes into lines for a kube_line_fn exactly as
  * kube_stream cuts what the server sends, so that a stream captured in a
@@ -171,8 +171,8 @@ void kube_lines_free(struct kube_lines *l);
  * (KUBE_ESTOPPED, unless fn filled e) or a line passed 64 MiB
  * (KUBE_EBADDATA naming its number and offset). Feeding may go on after
  * -1 from p + *used: the rest of a too long line is then skipped. */
-int kube_lines_feed(struct kube_lines *l, const char *p, size_t n,
-	size_t *used, struct kube_error *e);
+int kube_lines_feed(struct kube_lines *l, const char *p, size_t n, size_t *used,
+	struct kube_error *e);
 
 /* kube_lines_end returns 0 when the bytes fed ended at a line boundary,
  * else -1 with KUBE_EBADDATA "SOURCE: truncated line N at byte B". */

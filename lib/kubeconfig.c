@@ -26,14 +26,14 @@ struct kfile {
 
 /* where names the entry a setting came from, for messages. */
 struct where {
-	const char *file;    /* the kubeconfig file */
-	const char *list;    /* "clusters", "users", "contexts" */
+	const char *file; /* the kubeconfig file */
+	const char *list; /* "clusters", "users", "contexts" */
 	size_t index;
-	const char *field;   /* "cluster", "user", "context" */
+	const char *field; /* "cluster", "user", "context" */
 };
 
-static void
-fail(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(const char *file, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* fail prints `kubeconfig: FILE: message`. */
 static void
@@ -166,8 +166,7 @@ blob_data(const struct where *w, const json_t *o, const char *key,
 
 /* blob takes KEY-data over KEY, as client-go does. */
 static int
-blob(const struct where *w, const json_t *o, const char *key,
-	struct kc_blob *b)
+blob(const struct where *w, const json_t *o, const char *key, struct kc_blob *b)
 {
 	char *dkey = easprintf("%s-data", key);
 	int ret = blob_data(w, o, dkey, b);
@@ -237,7 +236,8 @@ load_cluster(struct kc_config *c, const struct where *w, const json_t *cl)
 	while (n > 0 && c->server[n - 1] == '/')
 		c->server[--n] = '\0';
 	if (ins && !json_is_boolean(ins)) {
-		fail(w->file, "%s[%zu].%s.insecure-skip-tls-verify: not a boolean",
+		fail(w->file,
+			"%s[%zu].%s.insecure-skip-tls-verify: not a boolean",
 			w->list, w->index, w->field);
 		return -1;
 	}
@@ -245,7 +245,8 @@ load_cluster(struct kc_config *c, const struct where *w, const json_t *cl)
 	if (blob(w, cl, "certificate-authority", &c->ca) < 0)
 		return -1;
 	if (c->insecure && c->ca.data) {
-		fail(w->file, "%s[%zu].%s: insecure-skip-tls-verify: true "
+		fail(w->file,
+			"%s[%zu].%s: insecure-skip-tls-verify: true "
 			"together with a certificate authority is not allowed",
 			w->list, w->index, w->field);
 		return -1;
@@ -297,7 +298,8 @@ load_user(struct kc_config *c, const struct where *w, const json_t *u)
 		return -1;
 	if (!c->cert.data != !c->key.data) {
 		fail(w->file, "%s[%zu].%s: client-%s without client-%s",
-			w->list, w->index, w->field, c->cert.data ? "certificate" : "key",
+			w->list, w->index, w->field,
+			c->cert.data ? "certificate" : "key",
 			c->cert.data ? "key" : "certificate");
 		return -1;
 	}
@@ -306,11 +308,13 @@ load_user(struct kc_config *c, const struct where *w, const json_t *u)
 		return 0;
 	}
 	if (!tfile) {
-		if (!c->cert.data && (json_object_get(u, "exec") ||
-			json_object_get(u, "auth-provider"))) {
-			fail(w->file, "%s[%zu].%s: exec and auth-provider "
-				"credentials are not supported", w->list, w->index,
-				w->field);
+		if (!c->cert.data &&
+			(json_object_get(u, "exec") ||
+				json_object_get(u, "auth-provider"))) {
+			fail(w->file,
+				"%s[%zu].%s: exec and auth-provider "
+				"credentials are not supported",
+				w->list, w->index, w->field);
 			return -1;
 		}
 		return 0;
@@ -418,8 +422,8 @@ load_in_cluster(struct kc_config *c)
 	c->in_cluster = 1;
 	c->source = estrdup("in-cluster");
 	c->server = easprintf(strchr(host, ':') ? "https://[%s]:%s"
-						: "https://%s:%s", host,
-		port && *port ? port : "443");
+						: "https://%s:%s",
+		host, port && *port ? port : "443");
 	path = easprintf("%s/token", dir);
 	if (token_from_file(c, path) < 0) {
 		fail("in-cluster", "%s: %s", path, strerror(errno));
@@ -445,8 +449,8 @@ load_in_cluster(struct kc_config *c)
 
 /* load_context resolves context name from the merged files. */
 static int
-load_context(struct kc_config *c, struct kfile *f, size_t nf,
-	const char *label, const char *name)
+load_context(struct kc_config *c, struct kfile *f, size_t nf, const char *label,
+	const char *name)
 {
 	const json_t *ctx, *cl, *u;
 	struct where w, wc, wu;
@@ -485,8 +489,8 @@ current_context(struct kfile *f, size_t nf)
 	size_t i;
 
 	for (i = 0; i < nf; i++) {
-		cur = json_string_value(json_object_get(f[i].doc,
-			"current-context"));
+		cur = json_string_value(
+			json_object_get(f[i].doc, "current-context"));
 		if (cur && *cur)
 			return cur;
 	}
@@ -507,7 +511,8 @@ kc_load(struct kc_config *c, const char *kubeconfig, const char *context)
 	if (got == 0 && !kubeconfig && !context && host && *host)
 		ret = load_in_cluster(c);
 	else if (got == 0)
-		fail(label, "no configuration found: no such file, "
+		fail(label,
+			"no configuration found: no such file, "
 			"and not running in a cluster");
 	else if (got > 0 && !context && !(context = current_context(f, nf)))
 		fail(label, "current-context is not set and no context given");

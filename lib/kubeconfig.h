@@ -14,8 +14,9 @@
  * time, so a bad one is reported before any request is made. Errors name
  * the file and the field:
  *   kubeconfig: /home/u/.kube/config: context "foo" not found
- *   kubeconfig: /k: users[0].user.client-certificate-data: invalid base64 at offset 17
- *   kubeconfig: /k: clusters[1].cluster.certificate-authority: /k/ca.crt: No such file or directory
+ *   kubeconfig: /k: users[0].user.client-certificate-data: invalid base64 at
+ * offset 17 kubeconfig: /k: clusters[1].cluster.certificate-authority:
+ * /k/ca.crt: No such file or directory
  */
 #ifndef HAZ_KUBECONFIG_H
 #define HAZ_KUBECONFIG_H
@@ -25,20 +26,20 @@
 
 /* kc_blob holds PEM bytes read from a file or decoded from -data. */
 struct kc_blob {
-	unsigned char *data;  /* NULL when not configured; NUL-terminated */
+	unsigned char *data; /* NULL when not configured; NUL-terminated */
 	size_t len;
-	char *path;           /* the file it was read from; NULL for -data */
+	char *path; /* the file it was read from; NULL for -data */
 };
 
 struct kc_config {
-	char *source;     /* the kubeconfig file holding the context, or
-	                     "in-cluster" */
-	char *context;    /* NULL in-cluster */
-	char *cluster;    /* NULL in-cluster */
-	char *user;       /* NULL in-cluster */
-	char *server;     /* e.g. https://127.0.0.1:6443, no trailing '/' */
-	char *namespace;  /* never NULL; "default" unless configured */
-	int insecure;     /* insecure-skip-tls-verify: true was configured */
+	char *source;    /* the kubeconfig file holding the context, or
+			    "in-cluster" */
+	char *context;   /* NULL in-cluster */
+	char *cluster;   /* NULL in-cluster */
+	char *user;      /* NULL in-cluster */
+	char *server;    /* e.g. https://127.0.0.1:6443, no trailing '/' */
+	char *namespace; /* never NULL; "default" unless configured */
+	int insecure;    /* insecure-skip-tls-verify: true was configured */
 	struct kc_blob ca, cert, key;
 	char *token;      /* bearer token or NULL; a secret: never print */
 	char *token_file; /* where token came from, re-read when it changes */

@@ -132,9 +132,11 @@ mig_usage(const struct mig_profile *p, size_t n, int *slices, int *mem_gib)
 			continue; /* counted with the first of its size */
 		compute = p[i].compute;
 		for (j = i + 1; p[i].split && j < n; j++)
-			compute += same_instance(&p[i], &p[j]) ? p[j].compute : 0;
+			compute += same_instance(&p[i], &p[j]) ? p[j].compute
+							       : 0;
 		instances = p[i].split
-			? (compute + p[i].slices - 1) / p[i].slices : 1;
+			? (compute + p[i].slices - 1) / p[i].slices
+			: 1;
 		*slices += instances * p[i].slices;
 		*mem_gib += instances * p[i].mem_gib;
 	}

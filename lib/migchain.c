@@ -74,8 +74,10 @@ add_profile(struct chain *c, const char *name, char *err, size_t errlen)
 	}
 	if (c->n && mig_parse(c->profiles[c->n - 1], &prev) == 0 &&
 		mig_cmp(&prev, &p) <= 0) {
-		snprintf(err, errlen, "%s: %s does not come after %s: a chain goes "
-			"from larger to smaller", c->product, name, c->profiles[c->n - 1]);
+		snprintf(err, errlen,
+			"%s: %s does not come after %s: a chain goes "
+			"from larger to smaller",
+			c->product, name, c->profiles[c->n - 1]);
 		return -1;
 	}
 	c->profiles = erealloc(c->profiles, (c->n + 1) * sizeof *c->profiles);
@@ -103,8 +105,8 @@ migchain_default(void)
 
 /* add_list adds one chain (a JSON array of names) of product. */
 static int
-add_list(struct migchain *m, const char *product, const json_t *list,
-	char *err, size_t errlen)
+add_list(struct migchain *m, const char *product, const json_t *list, char *err,
+	size_t errlen)
 {
 	struct chain *c = add_chain(m, product);
 	json_t *v;
@@ -112,7 +114,8 @@ add_list(struct migchain *m, const char *product, const json_t *list,
 
 	json_array_foreach(list, i, v) {
 		if (!json_is_string(v)) {
-			snprintf(err, errlen, "%s: chain entries must be profile names",
+			snprintf(err, errlen,
+				"%s: chain entries must be profile names",
 				product);
 			return -1;
 		}
@@ -129,14 +132,15 @@ add_list(struct migchain *m, const char *product, const json_t *list,
 
 /* add_product adds a product's value: one chain, or an array of them. */
 static int
-add_product(struct migchain *m, const char *product, const json_t *v,
-	char *err, size_t errlen)
+add_product(struct migchain *m, const char *product, const json_t *v, char *err,
+	size_t errlen)
 {
 	json_t *item;
 	size_t i;
 
 	if (!json_is_array(v) || !json_array_size(v)) {
-		snprintf(err, errlen, "%s: expected a list of profiles or of chains",
+		snprintf(err, errlen,
+			"%s: expected a list of profiles or of chains",
 			product);
 		return -1;
 	}
@@ -144,7 +148,8 @@ add_product(struct migchain *m, const char *product, const json_t *v,
 		return add_list(m, product, v, err, errlen);
 	json_array_foreach(v, i, item) {
 		if (!json_is_array(item)) {
-			snprintf(err, errlen, "%s: mixed chains and profiles", product);
+			snprintf(err, errlen, "%s: mixed chains and profiles",
+				product);
 			return -1;
 		}
 		if (add_list(m, product, item, err, errlen) < 0)
@@ -161,7 +166,8 @@ set_pending(struct migchain *m, const json_t *v, char *err, size_t errlen)
 	if (!v)
 		return 0;
 	if (!json_is_number(v) || s < 1 || s > 3600) {
-		snprintf(err, errlen, "pendingSeconds: expected a number of seconds "
+		snprintf(err, errlen,
+			"pendingSeconds: expected a number of seconds "
 			"from 1 to 3600");
 		return -1;
 	}
@@ -183,13 +189,17 @@ migchain_from_json(const json_t *doc, const char *name, char *err,
 	if (!json_is_object(doc))
 		snprintf(why, sizeof why, "not a mapping");
 	else if (!json_is_object(chains))
-		snprintf(why, sizeof why, "chains: expected a mapping of products");
+		snprintf(why, sizeof why,
+			"chains: expected a mapping of products");
 	json_object_foreach((json_t *)doc, key, v) {
-		if (!why[0] && strcmp(key, "chains") && strcmp(key, "pendingSeconds"))
-			snprintf(why, sizeof why, "%.64s: unknown setting", key);
+		if (!why[0] && strcmp(key, "chains") &&
+			strcmp(key, "pendingSeconds"))
+			snprintf(why, sizeof why, "%.64s: unknown setting",
+				key);
 	}
 	if (!why[0])
-		set_pending(m, json_object_get(doc, "pendingSeconds"), why, sizeof why);
+		set_pending(m, json_object_get(doc, "pendingSeconds"), why,
+			sizeof why);
 	json_object_foreach(chains, key, v) {
 		if (!why[0])
 			add_product(m, key, v, why, sizeof why);
@@ -227,7 +237,8 @@ migchain_after(const struct migchain *m, const char *profile,
 	for (i = 0; i < m->n; i++) {
 		for (j = 0; j < m->c[i].n; j++) {
 			if (strcmp(m->c[i].profiles[j], profile) == 0) {
-				*next = (const char *const *)m->c[i].profiles + j + 1;
+				*next = (const char *const *)m->c[i].profiles +
+					j + 1;
 				return m->c[i].n - j - 1;
 			}
 		}
@@ -255,7 +266,8 @@ migchain_json(const struct migchain *m)
 		}
 		one = json_array();
 		for (j = 0; j < m->c[i].n; j++)
-			json_array_append_new(one, json_string(m->c[i].profiles[j]));
+			json_array_append_new(one,
+				json_string(m->c[i].profiles[j]));
 		json_array_append_new(list, one);
 	}
 	return json_pack("{s:o,s:f}", "chains", chains, "pendingSeconds",

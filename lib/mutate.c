@@ -22,14 +22,18 @@ mut_child(json_t *o, const char *key)
 const char *
 mut_annotation(const json_t *pod, const char *key)
 {
-	return json_string_value(json_object_get(json_object_get(
-		json_object_get(pod, "metadata"), "annotations"), key));
+	return json_string_value(
+		json_object_get(json_object_get(json_object_get(pod,
+							"metadata"),
+					"annotations"),
+			key));
 }
 
 void
 mut_set_annotation(json_t *pod, const char *key, const char *value)
 {
-	json_object_set_new(mut_child(mut_child(pod, "metadata"), "annotations"),
+	json_object_set_new(mut_child(mut_child(pod, "metadata"),
+				    "annotations"),
 		key, json_string(value));
 }
 
@@ -61,7 +65,8 @@ static int
 controlled(const json_t *obj)
 {
 	json_t *refs = json_object_get(json_object_get(obj, "metadata"),
-		"ownerReferences"), *ref;
+		       "ownerReferences"),
+	       *ref;
 	size_t i;
 
 	json_array_foreach(refs, i, ref) {
@@ -113,8 +118,7 @@ own_containers(json_t *spec, const char *key)
  * members at once, so a large object costs little more than a small
  * one. Returns 0, or -1 for an object left alone. */
 static int
-find_target(json_t *copy, const char *group, const char *kind,
-	struct target *t)
+find_target(json_t *copy, const char *group, const char *kind, struct target *t)
 {
 	json_t *spec;
 
@@ -125,9 +129,12 @@ find_target(json_t *copy, const char *group, const char *kind,
 		t->is_pod = 1;
 	} else if (controlled(copy)) {
 		return -1;
-	} else if ((!strcmp(group, "apps") && (!strcmp(kind, "Deployment") ||
-		!strcmp(kind, "StatefulSet") || !strcmp(kind, "ReplicaSet"))) ||
-		(!strcmp(group, "") && !strcmp(kind, "ReplicationController"))) {
+	} else if ((!strcmp(group, "apps") &&
+			   (!strcmp(kind, "Deployment") ||
+				   !strcmp(kind, "StatefulSet") ||
+				   !strcmp(kind, "ReplicaSet"))) ||
+		(!strcmp(group, "") &&
+			!strcmp(kind, "ReplicationController"))) {
 		spec = own(copy, "spec");
 		t->pod = own(spec, "template");
 		t->replicas = count(spec, "replicas");

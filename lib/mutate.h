@@ -69,7 +69,7 @@
 struct mutate_opts {
 	const struct migchain *chains;
 	const char *default_class; /* -R, or NULL */
-	int gate;                  /* hold over-limit pods instead of refusing */
+	int gate; /* hold over-limit pods instead of refusing */
 };
 
 /* What a decision did, for metrics. */

@@ -9,9 +9,9 @@
 /* The pod (or pod template) a review is about, inside the working copy
  * of its object. */
 struct target {
-	json_t *pod;     /* holds metadata and spec */
-	json_t *spec;    /* pod spec */
-	long replicas;   /* pods the object makes at once; 1 for a Pod */
+	json_t *pod;   /* holds metadata and spec */
+	json_t *spec;  /* pod spec */
+	long replicas; /* pods the object makes at once; 1 for a Pod */
 	int is_pod;
 	const struct adm_request *r;
 };
@@ -31,11 +31,11 @@ void mut_set_resource(json_t *c, const char *which, const char *res,
 
 /* mutate_rc applies the RuntimeClass steps (1 and 2). Returns 1 when the
  * pod is refused or held by the gate (nothing more to do), else 0. */
-int mutate_rc(const struct mutate_opts *o, struct avail *a,
-	struct target *t, struct adm_verdict *v, struct mutate_note *note);
+int mutate_rc(const struct mutate_opts *o, struct avail *a, struct target *t,
+	struct adm_verdict *v, struct mutate_note *note);
 
 /* mutate_mig applies MIG fallback and admission (steps 3 and 4). */
-void mutate_mig(const struct mutate_opts *o, struct avail *a,
-	struct target *t, struct adm_verdict *v, struct mutate_note *note);
+void mutate_mig(const struct mutate_opts *o, struct avail *a, struct target *t,
+	struct adm_verdict *v, struct mutate_note *note);
 
 #endif

@@ -17,8 +17,8 @@ struct judge {
 	struct avail *a;
 	struct target *t;
 	struct adm_verdict *v;
-	int disabled;            /* by annotation */
-	const char *floor_name;  /* min-profile annotation, or NULL */
+	int disabled;           /* by annotation */
+	const char *floor_name; /* min-profile annotation, or NULL */
 	struct mig_profile floor;
 	int floor_bad;
 };
@@ -75,15 +75,18 @@ rename_one(json_t *c, void *arg)
 	size_t i;
 
 	for (i = 0; i < 2; i++) {
-		map = json_object_get(json_object_get(c, "resources"), which[i]);
+		map = json_object_get(json_object_get(c, "resources"),
+			which[i]);
 		if (!(v = json_object_get(map, rn->from)))
 			continue;
 		have = json_object_get(map, rn->to);
 		if (!have)
 			json_object_set(map, rn->to, v);
 		else if (podres_qty(have, &a) == QTY_OK &&
-			podres_qty(v, &b) == QTY_OK && qty_add(&a, &a, &b) == QTY_OK)
-			json_object_set_new(map, rn->to, json_string(qty_format(&a, buf)));
+			podres_qty(v, &b) == QTY_OK &&
+			qty_add(&a, &a, &b) == QTY_OK)
+			json_object_set_new(map, rn->to,
+				json_string(qty_format(&a, buf)));
 		else
 			continue;
 		json_object_del(map, rn->from);
@@ -114,13 +117,14 @@ try_chain(struct judge *j, const char *profile, long n, char **why)
 		if (fits(j, res, n, &free_))
 			return res;
 		free(res);
-		s = easprintf("%s%s%s: %ld free", *why ? *why : "", *why ? ", " : "",
-			next[k], free_);
+		s = easprintf("%s%s%s: %ld free", *why ? *why : "",
+			*why ? ", " : "", next[k], free_);
 		free(*why);
 		*why = s;
 	}
 	s = *why ? easprintf("no fallback fits (%s)", *why)
-		 : easprintf("no fallback at or above min-profile %s", j->floor_name);
+		 : easprintf("no fallback at or above min-profile %s",
+			   j->floor_name);
 	free(*why);
 	*why = s;
 	return NULL;
@@ -142,7 +146,8 @@ one(struct judge *j, const char *res, long n)
 	if (j->disabled)
 		adm_warn(j->v, "%s; fallback disabled by annotation", head);
 	else if (j->floor_bad)
-		adm_warn(j->v, "%s; %s \"%.32s\" is not a MIG profile: no fallback",
+		adm_warn(j->v,
+			"%s; %s \"%.32s\" is not a MIG profile: no fallback",
 			head, MUTATE_MIN_ANNOTATION, j->floor_name);
 	else if ((to = try_chain(j, profile, n, &why)))
 		adm_warn(j->v, "%s; falling back to %s", head, to);
@@ -168,9 +173,10 @@ fall_back(struct judge *j, const char *res, const char *to, char **value,
 	free(*value);
 	*value = s;
 	if (note->nfallback < MUTATE_MAX_NOTES) {
-		snprintf(note->from[note->nfallback], sizeof note->from[0], "%s",
-			from_p);
-		snprintf(note->to[note->nfallback++], sizeof note->to[0], "%s", to_p);
+		snprintf(note->from[note->nfallback], sizeof note->from[0],
+			"%s", from_p);
+		snprintf(note->to[note->nfallback++], sizeof note->to[0], "%s",
+			to_p);
 	}
 }
 
@@ -185,8 +191,9 @@ judge_init(struct judge *j, const struct mutate_opts *o, struct avail *a,
 	j->a = a;
 	j->t = t;
 	j->v = v;
-	j->disabled = fb && (!strcmp(fb, "disabled") || !strcmp(fb, "false") ||
-		!strcmp(fb, "off"));
+	j->disabled = fb &&
+		(!strcmp(fb, "disabled") || !strcmp(fb, "false") ||
+			!strcmp(fb, "off"));
 	j->floor_name = mut_annotation(t->pod, MUTATE_MIN_ANNOTATION);
 	j->floor_bad = j->floor_name && mig_parse(j->floor_name, &j->floor) < 0;
 }
@@ -206,8 +213,9 @@ judge_all(struct judge *j, json_t *demand, struct mutate_note *note)
 		json_array_append_new(names, json_string(res));
 	json_array_foreach(names, i, name) {
 		res = json_string_value(name);
-		if (!(to = one(j, res, (long)json_integer_value(json_object_get(
-			demand, res)))))
+		if (!(to = one(j, res,
+			      (long)json_integer_value(
+				      json_object_get(demand, res)))))
 			continue;
 		fall_back(j, res, to, &value, note);
 		free(to);
@@ -232,7 +240,8 @@ mutate_mig(const struct mutate_opts *o, struct avail *a, struct target *t,
 	avail_lock(a);
 	if ((avail_synced_locked(a) & (AVAIL_NODES | AVAIL_PODS)) !=
 		(AVAIL_NODES | AVAIL_PODS))
-		adm_warn(v, "GPU inventory not synced yet: MIG requests left as asked");
+		adm_warn(v,
+			"GPU inventory not synced yet: MIG requests left as asked");
 	else if ((value = judge_all(&j, demand, note)))
 		mut_set_annotation(t->pod, MUTATE_FALLBACK_ANNOTATION, value);
 	if (t->is_pod && !t->r->dry_run) {

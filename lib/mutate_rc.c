@@ -30,8 +30,8 @@ append(char **s, const char *sep, const char *text)
 static void
 default_class(const struct mutate_opts *o, struct target *t)
 {
-	const char *have = json_string_value(json_object_get(t->spec,
-		"runtimeClassName"));
+	const char *have = json_string_value(
+		json_object_get(t->spec, "runtimeClassName"));
 
 	if (o->default_class && (!have || !*have) &&
 		podres_mentions(t->spec, "nvidia.com/"))
@@ -105,12 +105,16 @@ hold(struct target *t, const char *msg)
 		json_object_set_new(t->spec, "schedulingGates", gates);
 	}
 	json_array_foreach(gates, i, g) {
-		if (!strcmp(json_string_value(json_object_get(g, "name")) ?
-			json_string_value(json_object_get(g, "name")) : "", MUTATE_GATE))
+		if (!strcmp(json_string_value(json_object_get(g, "name"))
+				    ? json_string_value(
+					      json_object_get(g, "name"))
+				    : "",
+			    MUTATE_GATE))
 			break;
 	}
 	if (i == json_array_size(gates))
-		json_array_append_new(gates, json_pack("{s:s}", "name", MUTATE_GATE));
+		json_array_append_new(gates,
+			json_pack("{s:s}", "name", MUTATE_GATE));
 	mut_set_annotation(t->pod, MUTATE_REFUSED_ANNOTATION, msg);
 }
 
@@ -199,10 +203,10 @@ check_container(struct check *ck, const json_t *c, const char *list,
 			strcmp(list, "containers") ? "init " : "", name);
 	else
 		snprintf(who, sizeof who, "%s[%zu]", list, index);
-	check_value(ck, who, "requests", json_object_get(json_object_get(res,
-		"requests"), ck->res));
-	check_value(ck, who, "limits", json_object_get(json_object_get(res,
-		"limits"), ck->res));
+	check_value(ck, who, "requests",
+		json_object_get(json_object_get(res, "requests"), ck->res));
+	check_value(ck, who, "limits",
+		json_object_get(json_object_get(res, "limits"), ck->res));
 }
 
 /* check_total compares the pod's total with the limit: exact, but for a
@@ -241,8 +245,10 @@ check_one(struct check *ck, struct target *t, struct adm_verdict *v,
 	size_t i, k;
 
 	if (qty_parse(&ck->lim, ck->raw) != QTY_OK || ck->lim.neg) {
-		adm_warn(v, "RuntimeClass %s: %s \"%.32s\" is not a quantity; "
-			"not enforced", ck->class, ck->key, ck->raw);
+		adm_warn(v,
+			"RuntimeClass %s: %s \"%.32s\" is not a quantity; "
+			"not enforced",
+			ck->class, ck->key, ck->raw);
 		return;
 	}
 	for (k = 0; k < 2; k++)
@@ -281,8 +287,11 @@ mutate_rc(const struct mutate_opts *o, struct avail *a, struct target *t,
 			break;
 		if (!known)
 			continue;
-		ck = (struct check){.class = class, .res = limits[i].res,
-			.key = limits[i].key, .raw = raw, .msg = &msg};
+		ck = (struct check){.class = class,
+			.res = limits[i].res,
+			.key = limits[i].key,
+			.raw = raw,
+			.msg = &msg};
 		before = msg;
 		check_one(&ck, t, v, &filled);
 		if (msg != before && !note->limit)
@@ -290,7 +299,8 @@ mutate_rc(const struct mutate_opts *o, struct avail *a, struct target *t,
 		free(raw);
 	}
 	if (filled)
-		adm_warn(v, "resources set from RuntimeClass %s: %s", class, filled);
+		adm_warn(v, "resources set from RuntimeClass %s: %s", class,
+			filled);
 	free(filled);
 	if (!msg)
 		return 0;

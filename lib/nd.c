@@ -71,8 +71,7 @@ js_error_text(json_error_t *e)
 	case json_error_numeric_overflow:
 		return "a number out of range (integers fit in 64 bits, reals "
 		       "are finite doubles)";
-	default:
-		return err_clean(e->text);
+	default: return err_clean(e->text);
 	}
 }
 

@@ -19,16 +19,16 @@ enum { ND_SKIP_BLANK = 1 };
 
 struct nd_reader {
 	FILE *f;
-	int fd;       /* f's descriptor, read directly */
-	char *name;   /* "<stdin>" or the path, for messages */
-	long recno;   /* number of the record last read, from 1 */
-	char *line;   /* the bytes read: line[pos..end) not yet taken */
+	int fd;     /* f's descriptor, read directly */
+	char *name; /* "<stdin>" or the path, for messages */
+	long recno; /* number of the record last read, from 1 */
+	char *line; /* the bytes read: line[pos..end) not yet taken */
 	size_t cap, pos, end;
-	size_t max;   /* record bound; 0 until the first read sets it */
+	size_t max; /* record bound; 0 until the first read sets it */
 	int eof;
-	int toolong;  /* the last record read was past max */
+	int toolong; /* the last record read was past max */
 	int flags;
-	int failed;   /* set once any record was bad */
+	int failed; /* set once any record was bad */
 };
 
 /* nd_open opens path ("-" or NULL for stdin). Returns 0, or -1 with a

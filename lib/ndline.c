@@ -47,8 +47,10 @@ too_long(struct nd_reader *r)
 	char *nl;
 
 	r->toolong = 1;
-	nd_warn(r, "record longer than %zu bytes (the bound of every input "
-		   "record): skipped", r->max);
+	nd_warn(r,
+		"record longer than %zu bytes (the bound of every input "
+		"record): skipped",
+		r->max);
 	for (;;) {
 		nl = memchr(r->line + r->pos, '\n', r->end - r->pos);
 		if (nl) {

@@ -35,7 +35,9 @@ static int
 field(const json_t *c, const char *which, const char *res, struct qty *q)
 {
 	json_t *v = json_object_get(json_object_get(json_object_get(c,
-		"resources"), which), res);
+							    "resources"),
+					    which),
+		res);
 
 	memset(q, 0, sizeof *q);
 	if (!v)
@@ -121,7 +123,9 @@ add_names(json_t *names, const json_t *c, const char *prefix)
 
 	for (i = 0; i < 2; i++) {
 		json_object_foreach(json_object_get(json_object_get(c,
-			"resources"), which[i]), key, v) {
+							    "resources"),
+					    which[i]),
+			key, v) {
 			if (strncmp(key, prefix, len) == 0)
 				json_object_set_new(names, key, json_null());
 		}
@@ -150,8 +154,8 @@ podres_demand(const json_t *spec, const char *prefix)
 	int64_t n;
 
 	json_object_foreach(names, key, v) {
-		if (podres_total(spec, key, &q) == 1 && qty_value(&q, &n) == QTY_OK &&
-			n > 0)
+		if (podres_total(spec, key, &q) == 1 &&
+			qty_value(&q, &n) == QTY_OK && n > 0)
 			json_object_set_new(out, key, json_integer(n));
 	}
 	json_decref(names);

@@ -43,7 +43,6 @@ int podres_mentions(const json_t *spec, const char *prefix);
 
 /* podres_foreach calls fn on every container object of spec: containers,
  * then initContainers. */
-void podres_foreach(json_t *spec, void (*fn)(json_t *c, void *arg),
-	void *arg);
+void podres_foreach(json_t *spec, void (*fn)(json_t *c, void *arg), void *arg);
 
 #endif

@@ -18,9 +18,9 @@
 enum { COUNTER, GAUGE, HISTOGRAM };
 
 struct series {
-	char *labels;       /* "" for none */
-	int bad;            /* labels is no valid label set: never shown */
-	double value;       /* counter, gauge; histogram sum */
+	char *labels;        /* "" for none */
+	int bad;             /* labels is no valid label set: never shown */
+	double value;        /* counter, gauge; histogram sum */
 	unsigned long *hits; /* per bucket, not cumulative; n + 1 */
 	unsigned long count;
 	struct series *next;
@@ -41,8 +41,7 @@ struct prom {
 };
 
 static size_t name_len(const char *p, const char *end, int colon);
-static const char *label_set_error(const char *set, char *why,
-	size_t whylen);
+static const char *label_set_error(const char *set, char *why, size_t whylen);
 
 /* ---- the registry ---- */
 
@@ -156,8 +155,7 @@ series(struct prom *p, const char *name, const char *labels,
 }
 
 static void
-update(struct prom *p, const char *name, const char *labels, double v,
-	int set)
+update(struct prom *p, const char *name, const char *labels, double v, int set)
 {
 	struct family *f;
 	struct series *s;
@@ -201,14 +199,14 @@ prom_observe(struct prom *p, const char *name, const char *labels, double v)
 /* sample_line writes `name[suffix]{labels[,extra]} value`, with no braces
  * when there are no labels. */
 static void
-sample_line(FILE *out, const char *name, const char *suffix,
-	const char *labels, const char *extra, const char *value)
+sample_line(FILE *out, const char *name, const char *suffix, const char *labels,
+	const char *extra, const char *value)
 {
 	const char *sep = *labels && *extra ? "," : "";
 
 	if (*labels || *extra)
-		fprintf(out, "%s%s{%s%s%s} %s\n", name, suffix, labels, sep, extra,
-			value);
+		fprintf(out, "%s%s{%s%s%s} %s\n", name, suffix, labels, sep,
+			extra, value);
 	else
 		fprintf(out, "%s%s %s\n", name, suffix, value);
 }
@@ -228,7 +226,8 @@ render_histogram(FILE *out, const struct family *f, const struct series *s)
 		snprintf(v, sizeof v, "%lu", cum);
 		sample_line(out, f->name, "_bucket", s->labels, le, v);
 	}
-	sample_line(out, f->name, "_sum", s->labels, "", prom_value(s->value, v));
+	sample_line(out, f->name, "_sum", s->labels, "",
+		prom_value(s->value, v));
 	snprintf(v, sizeof v, "%lu", s->count);
 	sample_line(out, f->name, "_count", s->labels, "", v);
 }
@@ -359,8 +358,8 @@ prom_value(double v, char *buf)
 }
 
 int
-prom_sample(FILE *out, const char *name, const struct prom_label *l,
-	size_t n, const char *value)
+prom_sample(FILE *out, const char *name, const struct prom_label *l, size_t n,
+	const char *value)
 {
 	size_t i;
 
@@ -396,9 +395,10 @@ prom_labels(const char *name, ...)
 			v = "";
 		fprintf(out, "%s%s=\"", first ? "" : ",", name);
 		for (end = v + strlen(v); v < end; v += len) {
-			len = (unsigned char)*v < 0x80 ? 1 :
-				utf8_len((const unsigned char *)v,
-					(const unsigned char *)end);
+			len = (unsigned char)*v < 0x80
+				? 1
+				: utf8_len((const unsigned char *)v,
+					  (const unsigned char *)end);
 			if (!len) {
 				putc('?', out);
 				len = 1;
@@ -419,8 +419,8 @@ prom_labels(const char *name, ...)
 enum { T_NONE, T_COUNTER, T_GAUGE, T_HISTOGRAM, T_SUMMARY, T_UNTYPED };
 enum { S_EXACT, S_BUCKET, S_SUM, S_COUNT };
 
-static const char *const type_names[] = {"", "counter", "gauge",
-	"histogram", "summary", "untyped"};
+static const char *const type_names[] = {"", "counter", "gauge", "histogram",
+	"summary", "untyped"};
 
 struct fam {
 	int type, help, sampled;
@@ -581,7 +581,8 @@ read_labels(struct chk *c, const char **pp, const char *end)
 			break;
 		if (c->nlabs == c->cap)
 			c->labs = erealloc(c->labs,
-				(c->cap = c->cap ? 2 * c->cap : 8) * sizeof *c->labs);
+				(c->cap = c->cap ? 2 * c->cap : 8) *
+					sizeof *c->labs);
 		l = &c->labs[c->nlabs++];
 		l->name = p;
 		if (!(l->nlen = name_len(p, end, 0)))
@@ -612,7 +613,8 @@ read_labels(struct chk *c, const char **pp, const char *end)
 		if (l->nlen == 8 && !memcmp(l->name, "__name__", 8))
 			return "the label name __name__ is reserved";
 		if (i && !lab_cmp(l - 1, l))
-			return fail(c, "label %.*s given twice", (int)l->nlen, l->name);
+			return fail(c, "label %.*s given twice", (int)l->nlen,
+				l->name);
 	}
 	return NULL;
 }
@@ -664,8 +666,10 @@ family(struct chk *c, const char *name, size_t n, int *suffix)
 			continue;
 		c->key[n - l] = '\0';
 		f = hm_get(c->fams, c->key);
-		if (f && (f->type == T_HISTOGRAM ||
-			     (f->type == T_SUMMARY && sfx[i].kind != S_BUCKET))) {
+		if (f &&
+			(f->type == T_HISTOGRAM ||
+				(f->type == T_SUMMARY &&
+					sfx[i].kind != S_BUCKET))) {
 			*suffix = sfx[i].kind;
 			return f;
 		}
@@ -708,8 +712,8 @@ sample(struct chk *c, const char *p, const char *end, size_t line)
 		if ((why = read_labels(c, &p, end)))
 			return why;
 	} else if (v == p && p < end) {
-		return fail(c, "a bad character after the metric name %.*s", (int)n,
-			name);
+		return fail(c, "a bad character after the metric name %.*s",
+			(int)n, name);
 	}
 	p = skip_blank(p, end);
 	for (v = p; p < end && !is_blank(*p); p++)
@@ -730,7 +734,8 @@ sample(struct chk *c, const char *p, const char *end, size_t line)
 	f->sampled = 1;
 	if (f->type == T_HISTOGRAM) {
 		if (suffix == S_EXACT)
-			return fail(c, "histogram %.*s: a sample not _bucket, _sum or _count",
+			return fail(c,
+				"histogram %.*s: a sample not _bucket, _sum or _count",
 				(int)n, name);
 		if ((why = number_label(c, "le", suffix == S_BUCKET)))
 			return why;
@@ -741,14 +746,14 @@ sample(struct chk *c, const char *p, const char *end, size_t line)
 	c->keylen = 0;
 	key_add(c, name, n);
 	for (i = 0; i < c->nlabs; i++) {
-		key_add(c, i ? "\",": "{", i ? 2 : 1);
+		key_add(c, i ? "\"," : "{", i ? 2 : 1);
 		key_add(c, c->labs[i].name, c->labs[i].nlen);
 		key_add(c, "=\"", 2);
 		key_add(c, c->labs[i].value, c->labs[i].vlen);
 	}
 	if ((v = hm_get(c->series, c->key)))
-		return fail(c, "series %.*s given twice (first on line %zu)", (int)n,
-			name, (size_t)(uintptr_t)v);
+		return fail(c, "series %.*s given twice (first on line %zu)",
+			(int)n, name, (size_t)(uintptr_t)v);
 	hm_put(c->series, c->key, (void *)(uintptr_t)line);
 	return NULL;
 }
@@ -771,12 +776,13 @@ comment(struct chk *c, const char *p, const char *end)
 		return NULL;
 	name = p = skip_blank(p, end);
 	if (!(n = name_len(p, end, 1)) || ((p += n) < end && !is_blank(*p)))
-		return help ? "HELP without a metric name" :
-			"TYPE without a metric name";
+		return help ? "HELP without a metric name"
+			    : "TYPE without a metric name";
 	p = skip_blank(p, end);
 	if (help) {
 		for (; p < end; p++)
-			if (*p == '\\' && (++p == end || (*p != '\\' && *p != 'n')))
+			if (*p == '\\' &&
+				(++p == end || (*p != '\\' && *p != 'n')))
 				return "a bad escape in HELP text (only \\\\ and \\n)";
 	} else {
 		for (kw = p; p < end && !is_blank(*p); p++)
@@ -796,7 +802,8 @@ comment(struct chk *c, const char *p, const char *end)
 	if (help)
 		f->help = 1;
 	else if (f->type || f->sampled)
-		return fail(c, "a second TYPE line for %.*s, or one after its samples",
+		return fail(c,
+			"a second TYPE line for %.*s, or one after its samples",
 			(int)n, name);
 	else
 		f->type = (int)t;

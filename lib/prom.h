@@ -35,10 +35,8 @@ void prom_histogram(struct prom *p, const char *name, const char *help,
 
 /* prom_add adds v to a counter; prom_set sets a gauge (or counter) to v.
  * labels is NULL or a label set from prom_labels. */
-void prom_add(struct prom *p, const char *name, const char *labels,
-	double v);
-void prom_set(struct prom *p, const char *name, const char *labels,
-	double v);
+void prom_add(struct prom *p, const char *name, const char *labels, double v);
+void prom_set(struct prom *p, const char *name, const char *labels, double v);
 
 /* prom_observe records v in a histogram. */
 void prom_observe(struct prom *p, const char *name, const char *labels,

@@ -20,8 +20,8 @@ typedef unsigned __int128 u128;
 #define HUGE_DIGITS 38 /* 10^38 units and more are huge */
 #define HEADROOM 32    /* digits six *1024 may add in front */
 
-static const u128 huge_whole =
-	(u128)10000000000000000000u * 10000000000000000000u; /* 10^38 */
+static const u128 huge_whole = (u128)10000000000000000000u *
+	10000000000000000000u; /* 10^38 */
 
 static const char *const errors[] = {
 	[QTY_OK] = "no error",
@@ -36,14 +36,11 @@ static const char *const errors[] = {
 static const struct {
 	const char *name;
 	int exp10;
-} dec_suffixes[] = {
-	{"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3},
-	{"M", 6}, {"G", 9}, {"T", 12}, {"P", 15}, {"E", 18},
-};
+} dec_suffixes[] = {{"n", -9}, {"u", -6}, {"m", -3}, {"", 0}, {"k", 3},
+	{"M", 6}, {"G", 9}, {"T", 12}, {"P", 15}, {"E", 18}};
 
-static const char *const bin_suffixes[] = {
-	"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
-};
+static const char *const bin_suffixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi",
+	"Ei"};
 
 /* A number being parsed: the digits (values 0-9, no leading zeros)
  * buf[start..end) times 10^exp10, negative when neg; nfrac digits were
@@ -145,8 +142,7 @@ parse_int64(const char *s, int64_t *out)
  * exponent of "e..." wrapped to 32 bits), or a power of 1024 in
  * *pow1024. Sets *form. */
 static int
-scan_suffix(const char *s, int64_t *exp10, int *pow1024,
-	enum qty_form *form)
+scan_suffix(const char *s, int64_t *exp10, int *pow1024, enum qty_form *form)
 {
 	int64_t exp;
 	size_t i;
@@ -365,8 +361,10 @@ qty_add(struct qty *out, const struct qty *a, const struct qty *b)
 
 	r.form = form;
 	if (qty_huge(a) || qty_huge(b)) {
-		set_huge(&r, qty_huge(a) && qty_huge(b) ? a->neg && b->neg
-			: qty_huge(a) ? a->neg : b->neg);
+		set_huge(&r,
+			qty_huge(a) && qty_huge(b) ? a->neg && b->neg
+				: qty_huge(a)      ? a->neg
+						   : b->neg);
 		*out = r;
 		return QTY_ERANGE;
 	}
@@ -472,8 +470,7 @@ format_binary(char *p, u128 whole)
  * of ten, a multiple of 3 from -9 up (DecimalSI: up to 18, its largest
  * suffix). */
 static int
-decimal_digits(char *digits, u128 whole, uint32_t nano,
-	enum qty_form form)
+decimal_digits(char *digits, u128 whole, uint32_t nano, enum qty_form form)
 {
 	char frac[16];
 	size_t n, flen, z;
@@ -482,7 +479,8 @@ decimal_digits(char *digits, u128 whole, uint32_t nano,
 	if (nano == 0) {
 		n = u128_str(digits, whole);
 		for (; n > 3 && memcmp(digits + n - 3, "000", 3) == 0 &&
-			(form != QTY_DECIMAL_SI || exp10 < 18); n -= 3)
+			(form != QTY_DECIMAL_SI || exp10 < 18);
+			n -= 3)
 			exp10 += 3;
 		digits[n] = '\0';
 		return exp10;

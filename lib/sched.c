@@ -411,12 +411,12 @@ bad(struct nd_reader *r, const char *fmt, ...)
 	return -1;
 }
 
-static const char *const field_names[SPF_N] = {"kind", "id", "name",
-	"labels", "ready", "unschedulable", "cost", "cheap", "node", "index",
-	"uuid", "memory_mib", "util_pct", "mig_enabled", "mig", "health",
-	"devices", "exclusive", "gpus", "gpu_ids", "mig_profile",
-	"mig_fallback", "min_memory_mib", "priority", "strategy",
-	"prefer_node", "node_selector", "created"};
+static const char *const field_names[SPF_N] = {"kind", "id", "name", "labels",
+	"ready", "unschedulable", "cost", "cheap", "node", "index", "uuid",
+	"memory_mib", "util_pct", "mig_enabled", "mig", "health", "devices",
+	"exclusive", "gpus", "gpu_ids", "mig_profile", "mig_fallback",
+	"min_memory_mib", "priority", "strategy", "prefer_node",
+	"node_selector", "created"};
 static struct js_names fields = {field_names, SPF_N, 0, 0, {0}};
 
 int
@@ -487,8 +487,10 @@ feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		flag(d, sp_field(st, SPF_CHEAP), 0, &cheap) < 0 ||
 		(t >= 0 && d->t[t].type != JS_INT && d->t[t].type != JS_REAL)) {
 		sp_labels_free(labels, nlabels);
-		return bad(r, "node %s: ready, unschedulable and cheap must "
-			"be true or false, cost a number", name);
+		return bad(r,
+			"node %s: ready, unschedulable and cheap must "
+			"be true or false, cost a number",
+			name);
 	}
 	n = node_get(st, name);
 	for (i = 0; i < nlabels; i++)
@@ -512,8 +514,8 @@ feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 /* gpu_profile reads what kind of device gpu record d describes into
  * *prof and *migdev. Returns 0, or -1 with a reason in why. */
 static int
-gpu_profile(struct sp_state *st, const struct js_doc *d, int *prof,
-	int *migdev, const char **why)
+gpu_profile(struct sp_state *st, const struct js_doc *d, int *prof, int *migdev,
+	const char **why)
 {
 	int mig = sp_field(st, SPF_MIG), enabled, t;
 	struct mig_profile p;
@@ -554,24 +556,32 @@ feed_gpu(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 
 	if (text(st, SPF_UUID, &uuid) < 0 || text(st, SPF_NODE, &node) < 0 ||
 		!uuid || !*uuid || !node || !*node)
-		return bad(r, "gpu record needs a uuid and a node, each a "
+		return bad(r,
+			"gpu record needs a uuid and a node, each a "
 			"non-empty string");
-	if (text(st, SPF_HEALTH, &health) < 0 || (health &&
-		strcmp(health, "ok") && strcmp(health, "warn") &&
-		strcmp(health, "unhealthy")))
-		return bad(r, "gpu %s: health must be \"ok\", \"warn\", "
-			"\"unhealthy\" or null", uuid);
-	if (ut >= 0 && ((d->t[ut].type != JS_INT && d->t[ut].type != JS_REAL) ||
-		d->t[ut].d < 0 || d->t[ut].d > 100))
-		return bad(r, "gpu %s: util_pct must be a number from 0 to 100 "
-			"or null", uuid);
+	if (text(st, SPF_HEALTH, &health) < 0 ||
+		(health && strcmp(health, "ok") && strcmp(health, "warn") &&
+			strcmp(health, "unhealthy")))
+		return bad(r,
+			"gpu %s: health must be \"ok\", \"warn\", "
+			"\"unhealthy\" or null",
+			uuid);
+	if (ut >= 0 &&
+		((d->t[ut].type != JS_INT && d->t[ut].type != JS_REAL) ||
+			d->t[ut].d < 0 || d->t[ut].d > 100))
+		return bad(r,
+			"gpu %s: util_pct must be a number from 0 to 100 "
+			"or null",
+			uuid);
 	if (whole(d, sp_field(st, SPF_INDEX), -1, &index) < 0 || index < 0 ||
 		index > 1 << 20)
 		return bad(r, "gpu %s: index must be a whole number >= 0",
 			uuid);
 	if (whole(d, sp_field(st, SPF_MEMORY), 0, &mem) < 0)
-		return bad(r, "gpu %s: memory_mib must be a whole number "
-			">= 0 or null", uuid);
+		return bad(r,
+			"gpu %s: memory_mib must be a whole number "
+			">= 0 or null",
+			uuid);
 	if (gpu_profile(st, d, &prof, &migdev, &why) < 0)
 		return bad(r, "gpu %s: %s", uuid, why);
 	dv = dev_get(st, uuid);
@@ -655,11 +665,15 @@ alloc_devs(struct sp_state *st, struct nd_reader *r, const struct js_doc *d,
 		v[i] = dev_get(st, d->t[t].s);
 		for (j = 0; j < i; j++)
 			if (v[j] == v[i])
-				return bad(r, "allocation %s: device %s "
-					"listed twice", id, v[i]->uuid);
+				return bad(r,
+					"allocation %s: device %s "
+					"listed twice",
+					id, v[i]->uuid);
 		if (v[i]->excl || (excl && v[i]->nshared))
-			return bad(r, "allocation %s: device %s is already "
-				"in use", id, v[i]->uuid);
+			return bad(r,
+				"allocation %s: device %s is already "
+				"in use",
+				id, v[i]->uuid);
 	}
 	return 0;
 }
@@ -675,15 +689,20 @@ feed_alloc(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 	long mem;
 
 	if (text(st, SPF_ID, &id) < 0 || !id || !*id)
-		return bad(r, "allocation record needs an id, a non-empty "
+		return bad(r,
+			"allocation record needs an id, a non-empty "
 			"string");
 	if (arr < 0 || d->t[arr].type != JS_ARRAY || d->t[arr].n == 0)
-		return bad(r, "allocation %s: devices must be a non-empty "
-			"array of UUIDs", id);
+		return bad(r,
+			"allocation %s: devices must be a non-empty "
+			"array of UUIDs",
+			id);
 	if (flag(d, sp_field(st, SPF_EXCLUSIVE), 1, &excl) < 0 ||
 		whole(d, sp_field(st, SPF_MEMORY), 0, &mem) < 0)
-		return bad(r, "allocation %s: exclusive must be true or "
-			"false, memory_mib a whole number >= 0", id);
+		return bad(r,
+			"allocation %s: exclusive must be true or "
+			"false, memory_mib a whole number >= 0",
+			id);
 	sp_release(st, id);
 	v = emalloc((size_t)d->t[arr].n * sizeof *v);
 	rc = alloc_devs(st, r, d, arr, id, excl, v);
@@ -762,10 +781,12 @@ sp_feed(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 	/* ids, uuids and names are C strings here: one cut at a NUL would
 	 * name another record's devices */
 	if (d->nul)
-		return bad(r, "a string holds \\u0000, which no record may "
+		return bad(r,
+			"a string holds \\u0000, which no record may "
 			"carry");
 	if (d->bignum)
-		return bad(r, "a number out of range (integers fit in 64 bits, "
+		return bad(r,
+			"a number out of range (integers fit in 64 bits, "
 			"reals are finite doubles)");
 	js_fields(d, 0, &fields, st->field);
 	if (!(kind = js_str(d, sp_field(st, SPF_KIND))))

@@ -48,11 +48,11 @@ enum sp_strategy {
 };
 
 enum {
-	SP_MAX_GPUS = 64,     /* devices one request may ask for */
-	SP_MAX_FALLBACK = 8,  /* profiles in mig_fallback */
-	SP_WHOLE = 0,         /* profile id of a whole GPU */
-	SP_NO_PROFILE = -1,   /* not allocatable: a GPU in MIG mode */
-	SP_FLUSHED = 1,       /* sp_feed: a flush record placed a batch */
+	SP_MAX_GPUS = 64,    /* devices one request may ask for */
+	SP_MAX_FALLBACK = 8, /* profiles in mig_fallback */
+	SP_WHOLE = 0,        /* profile id of a whole GPU */
+	SP_NO_PROFILE = -1,  /* not allocatable: a GPU in MIG mode */
+	SP_FLUSHED = 1,      /* sp_feed: a flush record placed a batch */
 };
 
 struct sp_node;
@@ -83,9 +83,9 @@ struct sp_node {
 	double cost;
 	struct sp_dev **devs; /* sorted by profile, index, MIG device */
 	size_t ndevs, capdevs;
-	size_t id;            /* position in sp_state.nodes, for indexes */
-	int rank;             /* position in name order */
-	int dirty;            /* in sp_state.dirty */
+	size_t id; /* position in sp_state.nodes, for indexes */
+	int rank;  /* position in name order */
+	int dirty; /* in sp_state.dirty */
 };
 
 /* A request or allocation that holds devices (its id is its key in
@@ -99,23 +99,23 @@ struct sp_hold {
 };
 
 struct sp_req {
-	char *err;     /* why it cannot be placed, found when read; or NULL */
-	int k;         /* devices */
+	char *err; /* why it cannot be placed, found when read; or NULL */
+	int k;     /* devices */
 	int chain[1 + SP_MAX_FALLBACK]; /* profile, then fallbacks */
 	int nchain;
-	long mem;      /* min_memory_mib */
+	long mem; /* min_memory_mib */
 	int excl;
 	long long prio;
-	int strat;     /* -1: the default */
+	int strat; /* -1: the default */
 	char *prefer;
 	struct sp_label *sel; /* node_selector, sorted by key */
 	size_t nsel;
-	int *ids;      /* gpu_ids, or NULL */
+	int *ids; /* gpu_ids, or NULL */
 	int nids;
 	int has_created;
 	double created;
-	size_t seq;    /* input order */
-	int withdrawn; /* released before its batch was placed */
+	size_t seq;          /* input order */
+	int withdrawn;       /* released before its batch was placed */
 	struct sp_req *same; /* an earlier pending request with this id */
 	char id[];
 };
@@ -141,6 +141,7 @@ struct sp_load {
 };
 
 /* The members of every record kind, found in one pass over a record. */
+/* clang-format off */
 enum sp_field {
 	SPF_KIND, SPF_ID, SPF_NAME, SPF_LABELS, SPF_READY, SPF_UNSCHED,
 	SPF_COST, SPF_CHEAP, SPF_NODE, SPF_INDEX, SPF_UUID, SPF_MEMORY,
@@ -149,6 +150,7 @@ enum sp_field {
 	SPF_MIG_FALLBACK, SPF_MIN_MEMORY, SPF_PRIORITY, SPF_STRATEGY,
 	SPF_PREFER, SPF_SELECTOR, SPF_CREATED, SPF_N
 };
+/* clang-format on */
 
 struct sp_state;
 
@@ -173,38 +175,38 @@ struct sp_nodeset {
 };
 
 struct sp_state {
-	struct hm *node_by_name;   /* name -> struct sp_node */
-	struct sp_node **nodes;    /* in the order first seen */
+	struct hm *node_by_name; /* name -> struct sp_node */
+	struct sp_node **nodes;  /* in the order first seen */
 	size_t nnodes, capnodes;
-	struct sp_node **by_name;  /* in name order (rank) */
-	struct hm *dev_by_uuid;    /* uuid -> struct sp_dev */
-	struct hm *holds;          /* id -> struct sp_hold */
-	struct hm *label_sets;     /* "key\037value" -> struct sp_nodeset */
-	char **profs;              /* profile names by id; [0] is "" */
+	struct sp_node **by_name; /* in name order (rank) */
+	struct hm *dev_by_uuid;   /* uuid -> struct sp_dev */
+	struct hm *holds;         /* id -> struct sp_hold */
+	struct hm *label_sets;    /* "key\037value" -> struct sp_nodeset */
+	char **profs;             /* profile names by id; [0] is "" */
 	int nprofs;
-	int relayout;              /* ranks, label sets, indexes are stale */
-	struct sp_node **dirty;    /* nodes whose index entries are stale */
+	int relayout;           /* ranks, label sets, indexes are stale */
+	struct sp_node **dirty; /* nodes whose index entries are stale */
 	size_t ndirty, capdirty;
 
-	struct sp_req **batch;     /* requests waiting for a flush */
+	struct sp_req **batch; /* requests waiting for a flush */
 	size_t nbatch, capbatch;
-	struct hm *pending;        /* id -> its last struct sp_req in batch */
-	int pending_live;          /* pending is filled for this batch */
+	struct hm *pending; /* id -> its last struct sp_req in batch */
+	int pending_live;   /* pending is filled for this batch */
 	size_t seq;
 
-	int strategy;              /* -S */
-	uint64_t rng;              /* random's splitmix64 state */
-	char *rr_last;             /* round_robin: the node chosen last */
+	int strategy;  /* -S */
+	uint64_t rng;  /* random's splitmix64 state */
+	char *rr_last; /* round_robin: the node chosen last */
 	const struct sp_ops *ops;
 	void *ctx;
 
-	struct js_doc doc;         /* scratch */
-	int field[SPF_N];          /* tokens of the record fed: sp_field */
+	struct js_doc doc; /* scratch */
+	int field[SPF_N];  /* tokens of the record fed: sp_field */
 	struct jb out;
 
 	/* statistics */
 	size_t nplaced, nunsched;
-	double decide_sec;         /* in decisions, wall clock */
+	double decide_sec;            /* in decisions, wall clock */
 	double first_wall, first_cpu; /* when the first request came */
 };
 
@@ -238,8 +240,7 @@ void sp_mark(struct sp_state *st, struct sp_node *n);
 
 /* sp_prof_range sets [*lo, *hi) to the positions of n's devices of
  * profile prof. */
-void sp_prof_range(const struct sp_node *n, int prof, size_t *lo,
-	size_t *hi);
+void sp_prof_range(const struct sp_node *n, int prof, size_t *lo, size_t *hi);
 
 /* sp_profile returns the id of a canonical profile name, adding it. */
 int sp_profile(struct sp_state *st, const char *canon);

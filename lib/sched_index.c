@@ -70,8 +70,8 @@ struct order {
  * label=value that selectors name, when it has too many nodes to look
  * at each. */
 struct view {
-	int *pos;              /* [node id]: member number, -1; NULL: all */
-	size_t n;              /* members */
+	int *pos; /* [node id]: member number, -1; NULL: all */
+	size_t n; /* members */
 	struct order ord[NORD];
 };
 
@@ -83,13 +83,13 @@ struct vlist {
 
 struct spx {
 	struct sp_state *st;
-	int nprofs;            /* profiles known at the last rebuild */
-	int *tfirst, *pn;      /* per profile: first threshold, how many */
-	long *thr;             /* thresholds, ascending per profile */
-	struct cls *cls;       /* class t: threshold t, free; then shared */
+	int nprofs;       /* profiles known at the last rebuild */
+	int *tfirst, *pn; /* per profile: first threshold, how many */
+	long *thr;        /* thresholds, ascending per profile */
+	struct cls *cls;  /* class t: threshold t, free; then shared */
 	int ncls;
 	int **shared, *nshared; /* per profile: its shared classes */
-	int *used, nused;      /* the classes some order keeps */
+	int *used, nused;       /* the classes some order keeps */
 	size_t ntrees;
 	uint32_t universe;     /* ranks: nodes at the last rebuild */
 	struct sp_load *loads; /* scratch: one node's loads, ncls */
@@ -97,8 +97,8 @@ struct spx {
 	uint32_t *scratch;     /* direct's ranks: nnodes */
 	struct view *views;    /* [0]: all nodes */
 	int nviews;
-	struct hm *view_of;    /* "key\037value" -> view number + 1 */
-	struct vlist *vl;      /* [node id] */
+	struct hm *view_of; /* "key\037value" -> view number + 1 */
+	struct vlist *vl;   /* [node id] */
 };
 
 /* ---- groups ---- */
@@ -136,8 +136,7 @@ cost_bits(double cost)
 /* key_of packs what orders node n with load l in order kind k, but for
  * its rank, into key. */
 static void
-key_of(int k, const struct sp_node *n, const struct sp_load *l,
-	uint64_t *key)
+key_of(int k, const struct sp_node *n, const struct sp_load *l, uint64_t *key)
 {
 	uint64_t mem = (uint64_t)l->mem;
 
@@ -239,8 +238,8 @@ node_loads(struct spx *x, const struct sp_node *n)
 			continue;
 		}
 		end = x->tfirst[d->prof] + x->pn[d->prof];
-		for (j = x->tfirst[d->prof];
-			j < end && x->thr[j] <= d->mem; j++) {
+		for (j = x->tfirst[d->prof]; j < end && x->thr[j] <= d->mem;
+			j++) {
 			l = &x->loads[j];
 			l->count++;
 			l->util += d->util;
@@ -539,8 +538,9 @@ thresholds(struct spx *x)
 	for (i = 0; i < st->nnodes; i++) {
 		for (j = 0; j < st->nodes[i]->ndevs; j++) {
 			d = st->nodes[i]->devs[j];
-			if (d->prof < 0 || (n && v[n - 1].prof == d->prof &&
-						   v[n - 1].mem == d->mem))
+			if (d->prof < 0 ||
+				(n && v[n - 1].prof == d->prof &&
+					v[n - 1].mem == d->mem))
 				continue; /* most neighbours are alike */
 			if (n == cap) {
 				cap = cap ? cap * 2 : 256;
@@ -699,8 +699,10 @@ walk(struct spx *x, const struct order *o, int c, const struct sp_query *q)
 	}
 	for (;;) {
 		for (best = -1, i = 0; i < nh; i++)
-			if (h[i].g && (best < 0 || rank_cmp(x, c, h[i].r,
-							   h[best].r, q) < 0))
+			if (h[i].g &&
+				(best < 0 ||
+					rank_cmp(x, c, h[i].r, h[best].r, q) <
+						0))
 				best = i;
 		if (best < 0)
 			break;

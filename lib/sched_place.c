@@ -104,9 +104,7 @@ sp_cmp(const struct sp_node *na, const struct sp_load *a,
 		if (!(c = cmp_int(b->count, a->count)))
 			c = cmp_int(b->mem, a->mem);
 		break;
-	case SP_BEST_FIT: /* less memory */
-		c = cmp_int(a->mem, b->mem);
-		break;
+	case SP_BEST_FIT: /* less memory */ c = cmp_int(a->mem, b->mem); break;
 	case SP_BINPACK:
 	case SP_BINPACK_GPU: /* fewer devices */
 		c = cmp_int(a->count, b->count);
@@ -133,9 +131,9 @@ sp_cmp(const struct sp_node *na, const struct sp_load *a,
 
 struct cand {
 	struct sp_dev *d;
-	long free;  /* MiB left when shared */
-	int pc;     /* candidates on its GPU */
-	int round;  /* its place among them */
+	long free; /* MiB left when shared */
+	int pc;    /* candidates on its GPU */
+	int round; /* its place among them */
 };
 
 /* dev_cmp orders the candidates of one node for q (see sched-pick(1),
@@ -179,7 +177,8 @@ gather(const struct sp_node *n, const struct sp_query *q, struct cand *v)
 		v[m].d = n->devs[i];
 		v[m].free = n->devs[i]->mem - n->devs[i]->shared_mem;
 		v[m].round = m && v[m - 1].d->index == v[m].d->index
-			? v[m - 1].round + 1 : 0;
+			? v[m - 1].round + 1
+			: 0;
 		m++;
 	}
 	for (i = 0; i < m; i += run) {
@@ -270,8 +269,7 @@ done:
 }
 
 int
-sp_fits(const struct sp_node *n, const struct sp_query *q,
-	struct sp_dev **out)
+sp_fits(const struct sp_node *n, const struct sp_query *q, struct sp_dev **out)
 {
 	return sp_usable(n) && sp_selects(n, q->sel, q->nsel) &&
 		pick(n, q, out) == 0;
@@ -325,25 +323,23 @@ score(struct jb *o, const struct sp_node *n, const struct sp_query *q)
 	case SP_LEAST_UTILIZED:
 	case SP_PRIORITY:
 		/* the mean, rounded to thousandths */
-		jb_milli(o, l.count ? (l.util * 2000 + l.count) / (2 * l.count)
-				    : 0);
+		jb_milli(o,
+			l.count ? (l.util * 2000 + l.count) / (2 * l.count)
+				: 0);
 		break;
 	case SP_BEST_FIT:
 	case SP_LEAST_LOADED:
 		jb_int(o, q->strat == SP_BEST_FIT ? l.mem : l.count);
 		break;
 	case SP_ROUND_ROBIN:
-	case SP_RANDOM:
-		jb_int(o, n->rank);
-		break;
+	case SP_RANDOM: jb_int(o, n->rank); break;
 	case SP_COST_OPTIMIZED:
 		if (n->has_cost)
 			jb_real(o, n->cost);
 		else
 			jb_raw(o, "null");
 		break;
-	default:
-		jb_int(o, l.count);
+	default: jb_int(o, l.count);
 	}
 }
 
@@ -525,7 +521,9 @@ what_text(const struct sp_state *st, const struct sp_req *r, char *buf,
 	}
 	for (i = 0; i < r->nchain && len < n; i++)
 		len += (size_t)snprintf(buf + len, n - len, "%s%s",
-			!i ? "" : i == r->nchain - 1 ? " or " : ", ",
+			!i                           ? ""
+				: i == r->nchain - 1 ? " or "
+						     : ", ",
 			st->profs[r->chain[i]]);
 	if (len < n)
 		snprintf(buf + len, n - len, " device%s", r->k == 1 ? "" : "s");
@@ -550,10 +548,12 @@ reason(struct sp_state *st, const struct sp_req *r)
 	ids[0] = '\0';
 	for (i = 0; i < r->nids && len < sizeof ids; i++)
 		len += (size_t)snprintf(ids + len, sizeof ids - len, "%s%d",
-			i ? "," : r->nids == 1 ? " at index " : " at indexes ",
+			i                      ? ","
+				: r->nids == 1 ? " at index "
+					       : " at indexes ",
 			r->ids[i]);
-	snprintf(msg, sizeof msg, "no node%s%s has %d %s%s%s", r->nsel
-			? " matching node selector " : "",
+	snprintf(msg, sizeof msg, "no node%s%s has %d %s%s%s",
+		r->nsel ? " matching node selector " : "",
 		r->nsel ? selector_text(r, sel, sizeof sel) : "", r->k,
 		r->excl ? "free " : "", what_text(st, r, what, sizeof what),
 		ids);

@@ -146,8 +146,7 @@ reject(struct sp_req *q, const char *fmt, ...)
 }
 
 static void
-read_order(const struct sp_state *st, struct sp_req *q,
-	const struct js_doc *d)
+read_order(const struct sp_state *st, struct sp_req *q, const struct js_doc *d)
 {
 	int t = sp_field(st, SPF_PRIORITY);
 	char v[80];
@@ -191,8 +190,9 @@ read_ids(struct sp_req *q, const struct js_doc *d, int t)
 
 	if (d->t[t].type != JS_ARRAY || d->t[t].n < 1 ||
 		d->t[t].n > SP_MAX_GPUS) {
-		reject(q, "gpu_ids must be an array of 1 to %d GPU indexes, "
-			  "got %s",
+		reject(q,
+			"gpu_ids must be an array of 1 to %d GPU indexes, "
+			"got %s",
 			SP_MAX_GPUS, js_repr(d, t, v, sizeof v));
 		return;
 	}
@@ -209,8 +209,7 @@ read_ids(struct sp_req *q, const struct js_doc *d, int t)
 }
 
 static void
-read_count(const struct sp_state *st, struct sp_req *q,
-	const struct js_doc *d)
+read_count(const struct sp_state *st, struct sp_req *q, const struct js_doc *d)
 {
 	int t = sp_field(st, SPF_GPUS), ids = sp_field(st, SPF_GPU_IDS);
 	char v[80];
@@ -263,8 +262,9 @@ read_profiles(struct sp_state *st, struct sp_req *q, const struct js_doc *d)
 	if (t < 0)
 		reject(q, "mig_fallback needs a mig_profile");
 	else if (d->t[f].type != JS_ARRAY)
-		reject(q, "mig_fallback must be an array of MIG profile names, "
-			  "got %s",
+		reject(q,
+			"mig_fallback must be an array of MIG profile names, "
+			"got %s",
 			js_repr(d, f, v, sizeof v));
 	else if (d->t[f].n > SP_MAX_FALLBACK)
 		reject(q, "mig_fallback lists more than %d profiles",
@@ -301,17 +301,18 @@ read_ids_unique(struct sp_req *q)
 }
 
 static void
-read_rest(const struct sp_state *st, struct sp_req *q,
-	const struct js_doc *d)
+read_rest(const struct sp_state *st, struct sp_req *q, const struct js_doc *d)
 {
 	int t;
 	char v[80];
 
 	t = sp_field(st, SPF_MIN_MEMORY);
-	if (t >= 0 && (d->t[t].type != JS_INT || d->t[t].i < 0 ||
-			      d->t[t].i > 1L << 40))
-		reject(q, "min_memory_mib must be a whole number of MiB, "
-			  "got %s",
+	if (t >= 0 &&
+		(d->t[t].type != JS_INT || d->t[t].i < 0 ||
+			d->t[t].i > 1L << 40))
+		reject(q,
+			"min_memory_mib must be a whole number of MiB, "
+			"got %s",
 			js_repr(d, t, v, sizeof v));
 	else if (t >= 0)
 		q->mem = (long)d->t[t].i;

@@ -136,8 +136,10 @@ show(const char *s, char *buf)
 	size_t i;
 
 	for (i = 0; s[i] && i < 48; i++)
-		buf[i] = (unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e
-			? '?' : s[i];
+		buf[i] = (unsigned char)s[i] < 0x20 ||
+				(unsigned char)s[i] > 0x7e
+			? '?'
+			: s[i];
 	strcpy(buf + i, s[i] ? "..." : "");
 	return buf;
 }
@@ -201,8 +203,7 @@ convert(enum smi_col c, const char *v)
 	double d;
 
 	switch (smi_cols[c].type) {
-	case 's':
-		return v[0] && !strchr(v, '\t') ? json_string(v) : NULL;
+	case 's': return v[0] && !strchr(v, '\t') ? json_string(v) : NULL;
 	case 'm':
 		if (strcmp(v, "Enabled") == 0)
 			return json_true();
@@ -262,8 +263,8 @@ gpu_clear(struct smi_gpu *g)
  * state becomes null with a warning. Returns 0, or -1 for a bad value
  * (warned). */
 static int
-field(struct smi_inv *inv, struct src *s, struct line *l,
-	struct smi_gpu *g, enum smi_col c, const char *v)
+field(struct smi_inv *inv, struct src *s, struct line *l, struct smi_gpu *g,
+	enum smi_col c, const char *v)
 {
 	const char *name = smi_cols[c].field;
 	enum vclass k = classify(v);
@@ -296,8 +297,8 @@ field(struct smi_inv *inv, struct src *s, struct line *l,
 
 /* missing fills columns n.. of g with null, warning once for the line. */
 static void
-missing(struct smi_inv *inv, struct src *s, struct line *l,
-	struct smi_gpu *g, int n)
+missing(struct smi_inv *inv, struct src *s, struct line *l, struct smi_gpu *g,
+	int n)
 {
 	int c;
 
@@ -310,7 +311,8 @@ missing(struct smi_inv *inv, struct src *s, struct line *l,
 			s->name, l->no, smi_cols[n].field);
 	else
 		err_warn("%s:%ld: no %s .. %s columns (older driver?), read as "
-			 "null", s->name, l->no, smi_cols[n].field,
+			 "null",
+			s->name, l->no, smi_cols[n].field,
 			smi_cols[SMI_NCOLS - 1].field);
 }
 
@@ -334,8 +336,7 @@ seen_get(const struct smi_inv *inv, const char *prefix, const char *name)
 
 /* seen_put stores n (not 0) under the key prefix+name. */
 static void
-seen_put(struct smi_inv *inv, const char *prefix, const char *name,
-	size_t n)
+seen_put(struct smi_inv *inv, const char *prefix, const char *name, size_t n)
 {
 	char *key = easprintf("%s%s", prefix, name);
 
@@ -357,8 +358,8 @@ index_key(const struct smi_gpu *g, char *buf)
 /* duplicate reports, naming line l, a GPU whose index or uuid is that of
  * a GPU of inv; returns 1 for one, 0 otherwise. */
 static int
-duplicate(const struct smi_inv *inv, const struct src *s,
-	const struct line *l, const struct smi_gpu *g)
+duplicate(const struct smi_inv *inv, const struct src *s, const struct line *l,
+	const struct smi_gpu *g)
 {
 	const char *uuid = json_string_value(g->val[SMI_UUID]);
 	char key[32];
@@ -371,7 +372,8 @@ duplicate(const struct smi_inv *inv, const struct src *s,
 	}
 	if ((at = seen_get(inv, "i:", index_key(g, key)))) {
 		err_warn("%s:%ld: GPU index %s listed twice (first on line "
-			 "%ld)", s->name, l->no, key, inv->gpus[at - 1].line);
+			 "%ld)",
+			s->name, l->no, key, inv->gpus[at - 1].line);
 		return 1;
 	}
 	return 0;
@@ -380,8 +382,7 @@ duplicate(const struct smi_inv *inv, const struct src *s,
 /* csv_line parses one non-blank line into *g. Returns 0, or -1 (warned,
  * g cleared). */
 static int
-csv_line(struct smi_inv *inv, struct src *s, struct line *l,
-	struct smi_gpu *g)
+csv_line(struct smi_inv *inv, struct src *s, struct line *l, struct smi_gpu *g)
 {
 	char *f[SMI_NCOLS + 1], shown[64];
 	int n, c;
@@ -390,7 +391,8 @@ csv_line(struct smi_inv *inv, struct src *s, struct line *l,
 	g->line = l->no;
 	if (!l->complete) {
 		err_warn("%s:%ld: truncated line (no newline at the end): "
-			 "\"%s\"", s->name, l->no, show(l->text, shown));
+			 "\"%s\"",
+			s->name, l->no, show(l->text, shown));
 		return -1;
 	}
 	if (refused(s, l) < 0)
@@ -453,8 +455,7 @@ src_open(struct src *s, const char *name, const char *buf, size_t len)
 }
 
 int
-smi_parse_csv(struct smi_inv *inv, const char *src, const char *buf,
-	size_t len)
+smi_parse_csv(struct smi_inv *inv, const char *src, const char *buf, size_t len)
 {
 	struct smi_gpu g;
 	struct src s;
@@ -463,8 +464,10 @@ smi_parse_csv(struct smi_inv *inv, const char *src, const char *buf,
 
 	src_open(&s, src, buf, len);
 	while (next_line(&s, &l)) {
-		if (blank(l.text) || (l.no == 1 && l.complete &&
-			strcmp(trim(l.text), "No devices were found") == 0))
+		if (blank(l.text) ||
+			(l.no == 1 && l.complete &&
+				strcmp(trim(l.text), "No devices were found") ==
+					0))
 			continue;
 		if (csv_line(inv, &s, &l, &g) < 0)
 			bad = 1;
@@ -605,15 +608,17 @@ push_mig(struct smi_inv *inv, const struct src *s, const struct line *l,
 	snprintf(dev, sizeof dev, "%zu/%d", (size_t)(g - inv->gpus), m->device);
 	if ((at = seen_get(inv, "d:", dev)))
 		err_warn("%s:%ld: MIG device %d of GPU %s listed twice (first "
-			 "on line %zu)", s->name, l->no, m->device,
+			 "on line %zu)",
+			s->name, l->no, m->device,
 			json_string_value(g->val[SMI_UUID]), at);
 	else if ((at = seen_get(inv, "m:", m->uuid)))
 		err_warn("%s:%ld: MIG device %s listed twice (first on line "
-			 "%zu)", s->name, l->no, m->uuid, at);
+			 "%zu)",
+			s->name, l->no, m->uuid, at);
 	else if ((at = seen_get(inv, "u:", m->uuid)))
 		err_warn("%s:%ld: MIG device %s has the UUID of the GPU on "
-			 "line %ld", s->name, l->no, m->uuid,
-			inv->gpus[at - 1].line);
+			 "line %ld",
+			s->name, l->no, m->uuid, inv->gpus[at - 1].line);
 	if (at) {
 		free(m->profile);
 		free(m->uuid);
@@ -639,7 +644,8 @@ list_line(struct smi_inv *inv, struct src *s, struct line *l,
 	show(l->text, shown);
 	if (!l->complete) {
 		err_warn("%s:%ld: truncated line (no newline at the end): "
-			 "\"%s\"", s->name, l->no, shown);
+			 "\"%s\"",
+			s->name, l->no, shown);
 		return -1;
 	}
 	if (refused(s, l) < 0) {
@@ -654,7 +660,8 @@ list_line(struct smi_inv *inv, struct src *s, struct line *l,
 		*cur = find_uuid(inv, uuid);
 		if (!*cur)
 			err_warn("%s:%ld: GPU %s is not in the --query-gpu "
-				 "output", s->name, l->no, uuid);
+				 "output",
+				s->name, l->no, uuid);
 		else if ((*cur)->listed)
 			err_warn("%s:%ld: GPU %s listed twice", s->name, l->no,
 				uuid);
@@ -734,7 +741,8 @@ smi_faults(const struct smi_inv *inv, const struct smi_gpu *g)
 	}
 	if (inv->listed && smi_mig_enabled(g) && !g->listed)
 		json_array_append_new(reasons,
-			json_string("MIG enabled but missing from nvidia-smi -L"));
+			json_string(
+				"MIG enabled but missing from nvidia-smi -L"));
 	return reasons;
 }
 

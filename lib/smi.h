@@ -57,7 +57,7 @@ enum smi_col {
 struct smi_colspec {
 	const char *field; /* nvidia-smi query field, e.g. "memory.total" */
 	const char *key;   /* gpu record key it fills, e.g. "memory_mib" */
-	char type;         /* 'i' integer, 'w' watts, 's' string, 'm' MIG mode */
+	char type; /* 'i' integer, 'w' watts, 's' string, 'm' MIG mode */
 };
 
 /* The query columns, in order. */
@@ -71,11 +71,11 @@ struct smi_mig {
 };
 
 struct smi_gpu {
-	long line;                /* line of the CSV source, from 1 */
-	json_t *val[SMI_NCOLS];   /* owned: parsed value or json null */
-	char *fault[SMI_NCOLS];   /* owned: text of an error state, or NULL */
-	int listed;               /* seen on a GPU line of the -L output */
-	struct smi_mig *migs;     /* owned: MIG devices from -L, in order */
+	long line;              /* line of the CSV source, from 1 */
+	json_t *val[SMI_NCOLS]; /* owned: parsed value or json null */
+	char *fault[SMI_NCOLS]; /* owned: text of an error state, or NULL */
+	int listed;             /* seen on a GPU line of the -L output */
+	struct smi_mig *migs;   /* owned: MIG devices from -L, in order */
 	size_t nmig, mig_cap;
 };
 

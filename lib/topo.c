@@ -112,8 +112,8 @@ has_control(const char *s)
 	const unsigned char *u = (const unsigned char *)s;
 
 	for (; *u; u++)
-		if (*u < 0x20 || *u == 0x7f || (u[0] == 0xc2 && u[1] >= 0x80 &&
-							u[1] < 0xa0))
+		if (*u < 0x20 || *u == 0x7f ||
+			(u[0] == 0xc2 && u[1] >= 0x80 && u[1] < 0xa0))
 			return 1;
 	return 0;
 }
@@ -123,8 +123,8 @@ has_control(const char *s)
 static int
 strings(const struct at *at, const json_t *spec)
 {
-	static const char *const keys[] = {"product", "family",
-		"driverVersion", "cudaVersion", "computeCapability"};
+	static const char *const keys[] = {"product", "family", "driverVersion",
+		"cudaVersion", "computeCapability"};
 	json_t *v;
 	size_t i;
 	int bad = 0;
@@ -156,8 +156,8 @@ layout(const struct at *at, const json_t *mig, long memory_mib)
 		return complain(at, "MIG layout has %zu devices, at most %d", n,
 			MAX_MIG);
 	for (i = 0; i < n; i++) {
-		if (mig_parse(json_string_value(json_array_get(mig, i)), &p[i]) ==
-			0)
+		if (mig_parse(json_string_value(json_array_get(mig, i)),
+			    &p[i]) == 0)
 			continue;
 		text = json_dumps(json_array_get(mig, i), JSON_ENCODE_ANY);
 		bad += complain(at, "unknown MIG profile %s", text);
@@ -167,7 +167,8 @@ layout(const struct at *at, const json_t *mig, long memory_mib)
 		return bad;
 	mig_usage(p, n, &slices, &gib);
 	if (slices > MIG_MAX_SLICES)
-		bad += complain(at, "MIG slices %d > %d", slices, MIG_MAX_SLICES);
+		bad += complain(at, "MIG slices %d > %d", slices,
+			MIG_MAX_SLICES);
 	if (memory_mib && gib > have)
 		bad += complain(at, "MIG memory %dgb > %dgb", gib, have);
 	return bad;
@@ -203,12 +204,16 @@ by_gpu(const struct at *at, const json_t *spec, long gpus)
 		return complain(at, "migByGPU must map GPU indexes to lists");
 	json_object_foreach(by, key, v) {
 		if (!json_is_array(v) && !json_is_null(v))
-			bad += complain(at, "migByGPU \"%s\": MIG layout must be a "
-				"list", key);
+			bad += complain(at,
+				"migByGPU \"%s\": MIG layout must be a "
+				"list",
+				key);
 		else if (digits(key, &i) < 0 || i >= gpus ||
 			(key[0] == '0' && key[1])) /* "00" would be ignored */
-			bad += complain(at, "migByGPU \"%s\": no such GPU (the "
-				"node has %ld)", key, gpus);
+			bad += complain(at,
+				"migByGPU \"%s\": no such GPU (the "
+				"node has %ld)",
+				key, gpus);
 	}
 	return bad;
 }
@@ -298,11 +303,14 @@ expand(struct topo *t, struct at *at, json_t *spec, long count, long gpus,
 
 	if ((size_t)count > MAX_NODES - t->nnodes ||
 		(size_t)(count * gpus) > MAX_ALL_GPUS - t->ngpus)
-		return complain(at, "the topology would have more than %d "
-			"nodes or %d GPUs", MAX_NODES, MAX_ALL_GPUS);
+		return complain(at,
+			"the topology would have more than %d "
+			"nodes or %d GPUs",
+			MAX_NODES, MAX_ALL_GPUS);
 	for (i = 0; i < count; i++) {
 		name = json_object_get(spec, "count")
-			? easprintf("%s-%ld", base, i) : estrdup(base);
+			? easprintf("%s-%ld", base, i)
+			: estrdup(base);
 		if (topo_find(t, name)) {
 			complain(at, "node name \"%s\" used twice", name);
 			free(name);

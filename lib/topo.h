@@ -42,26 +42,26 @@ struct topo_gpu {
 };
 
 struct topo_node {
-	char *name;                /* expanded: "small", "h100-3" */
-	json_t *spec;              /* owned ref: defaults merged with entry */
-	const char *product;       /* borrowed from spec; NULL when absent */
-	const char *family;        /* the same, for each of these */
+	char *name;          /* expanded: "small", "h100-3" */
+	json_t *spec;        /* owned ref: defaults merged with entry */
+	const char *product; /* borrowed from spec; NULL when absent */
+	const char *family;  /* the same, for each of these */
 	const char *driver_version;
 	const char *cuda_version;
 	const char *compute_cap;
-	long memory_mib;           /* 0 when absent */
+	long memory_mib; /* 0 when absent */
 	int ngpus;
-	struct topo_gpu *gpus;     /* owned */
+	struct topo_gpu *gpus; /* owned */
 };
 
 struct hm;
 
 struct topo {
-	char *src;                 /* path, for messages */
-	struct topo_node *nodes;   /* owned, in file order, count expanded */
+	char *src;               /* path, for messages */
+	struct topo_node *nodes; /* owned, in file order, count expanded */
 	size_t nnodes, cap;
-	size_t ngpus;              /* of all the nodes */
-	struct hm *by_name;        /* owned: name -> position in nodes + 1 */
+	size_t ngpus;       /* of all the nodes */
+	struct hm *by_name; /* owned: name -> position in nodes + 1 */
 };
 
 /* topo_load reads and validates the topology at path into *t. Returns 0,

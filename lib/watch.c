@@ -38,7 +38,7 @@ struct seen {
 	char *raw;          /* the JSON while fresh, else NULL */
 	unsigned long slot; /* while fresh, its place in the ring */
 	char *uid;          /* the table key, in ids */
-	char ids[];         /* "namespace/name\0uid\0"; the first for ordering */
+	char ids[]; /* "namespace/name\0uid\0"; the first for ordering */
 };
 
 #define FRESH_MAX 64
@@ -48,7 +48,7 @@ struct seen {
 struct obj {
 	const char *js; /* compact JSON, js[0..len) */
 	size_t len;
-	json_t *dom;    /* parsed, or NULL */
+	json_t *dom;                      /* parsed, or NULL */
 	const char *uid, *ns, *name, *rv; /* metadata, or NULL */
 };
 
@@ -66,13 +66,13 @@ struct watch {
 	unsigned char *zbuf;
 	size_t zcap;
 	int z_ready;
-	char *dict;        /* the preset dictionary: the first object packed */
+	char *dict; /* the preset dictionary: the first object packed */
 	size_t dictlen;
 	struct seen *ring[FRESH_MAX]; /* fresh ones, oldest at head; or NULL */
 	unsigned long head, tail;     /* ring[head % FRESH_MAX] is the oldest */
 	size_t fresh_bytes;
-	int stopped;       /* the emit function said stop */
-	int got_line;      /* the current stream delivered something */
+	int stopped;  /* the emit function said stop */
+	int got_line; /* the current stream delivered something */
 	long bad;
 };
 
@@ -149,8 +149,8 @@ set_rv(struct watch *w, const char *rv)
 static const char *
 meta(const json_t *obj, const char *key)
 {
-	return json_string_value(json_object_get(json_object_get(obj,
-		"metadata"), key));
+	return json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), key));
 }
 
 /* key_of returns the malloc'd table key of an object: its uid, else
@@ -253,8 +253,9 @@ keep(struct watch *w, struct seen *s, const char *js, size_t n)
 	free(s->z);
 	s->z = NULL;
 	s->zlen = 0;
-	while (w->head != w->tail && (w->tail - w->head >= FRESH_MAX ||
-					     w->fresh_bytes + n > FRESH_BYTES))
+	while (w->head != w->tail &&
+		(w->tail - w->head >= FRESH_MAX ||
+			w->fresh_bytes + n > FRESH_BYTES))
 		settle(w);
 	s->raw = emalloc(n);
 	memcpy(s->raw, js, n);
@@ -471,8 +472,9 @@ error_event(struct kube_error *e, const struct watch *w, long lineno,
 	int c = js_raw_get(d, st, "code");
 	long code = c >= 0 && d->t[c].type == JS_INT ? (long)d->t[c].i : 0;
 
-	e->kind = code == 410 ? KUBE_EGONE
-		: code == 429 || code >= 500 ? KUBE_ETEMP : KUBE_EAPI;
+	e->kind = code == 410                ? KUBE_EGONE
+		: code == 429 || code >= 500 ? KUBE_ETEMP
+					     : KUBE_EAPI;
 	e->status = code;
 	snprintf(e->reason, sizeof e->reason, "%s", reason ? reason : "");
 	snprintf(e->msg, sizeof e->msg,
@@ -486,8 +488,8 @@ error_event(struct kube_error *e, const struct watch *w, long lineno,
  * says whether it took it at all): jansson's words say best what is
  * wrong, and a top-level array is JSON but no event. Returns 1. */
 static int
-bad_json(struct watch *w, char *line, size_t len, long long offset,
-	long lineno, int scanned, struct kube_error *e)
+bad_json(struct watch *w, char *line, size_t len, long long offset, long lineno,
+	int scanned, struct kube_error *e)
 {
 	json_error_t jerr;
 	json_t *ev = json_loadb(line, len, 0, &jerr);
@@ -567,9 +569,9 @@ on_line(char *line, size_t len, long long offset, long lineno, void *arg,
 	w->got_line = 1;
 	if (d->nul || d->bignum) {
 		/* names that C strings would cut, numbers no reader keeps */
-		bad_line(e, w, lineno, offset, d->nul
-				? "a string holds \\u0000, which no object may carry"
-				: "a number out of range");
+		bad_line(e, w, lineno, offset,
+			d->nul ? "a string holds \\u0000, which no object may carry"
+			       : "a number out of range");
 		return 1;
 	}
 	ty = js_raw_get(d, 0, "type");
@@ -581,7 +583,8 @@ on_line(char *line, size_t len, long long offset, long lineno, void *arg,
 	}
 	for (i = 0; i < sizeof kinds / sizeof *kinds; i++)
 		if (js_raw_eq(d, ty, kinds[i]))
-			return stream_event(w, kinds[i], ob, offset, lineno, e) ||
+			return stream_event(w, kinds[i], ob, offset, lineno,
+				       e) ||
 				w->stopped;
 	if (js_raw_eq(d, ty, "ERROR")) {
 		error_event(e, w, lineno, offset, ob);
@@ -655,7 +658,7 @@ pause_for(struct watch *w, double s)
 }
 
 struct retry {
-	double backoff;      /* next pause */
+	double backoff;       /* next pause */
 	double failing_since; /* 0 while things work */
 };
 
@@ -676,7 +679,8 @@ retry_after(struct watch *w, struct retry *r, struct kube_error *e)
 		return -1;
 	wait = r->backoff * (0.75 + (rand() % 1000) / 2000.0);
 	err_warn("%s: retrying in %.1f s", e->msg, wait);
-	r->backoff = r->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : r->backoff * 2;
+	r->backoff = r->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX
+						  : r->backoff * 2;
 	if (pause_for(w, wait) < 0) {
 		e->kind = KUBE_EDEADLINE;
 		return -1;
@@ -691,7 +695,8 @@ quiet_pause(struct watch *w, struct retry *r, struct kube_error *e)
 {
 	double wait = r->backoff * (0.75 + (rand() % 1000) / 2000.0);
 
-	r->backoff = r->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : r->backoff * 2;
+	r->backoff = r->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX
+						  : r->backoff * 2;
 	if (pause_for(w, wait) < 0) {
 		e->kind = KUBE_EDEADLINE;
 		return -1;
@@ -740,8 +745,8 @@ watch_run(struct watch *w, struct kube_error *e)
  * what a live watch would do if it could not reconnect or list again:
  * warns, counts it, and goes on. */
 static int
-replay_line(char *line, size_t len, long long offset, long lineno,
-	void *arg, struct kube_error *e)
+replay_line(char *line, size_t len, long long offset, long lineno, void *arg,
+	struct kube_error *e)
 {
 	struct watch *w = arg;
 

@@ -48,10 +48,10 @@ enum { CHUNK_MAX = 512, SIMPLE_KEY_WINDOW = 1024 };
 struct y2j_stream {
 	yaml_parser_t parser;
 	char *name;
-	FILE *f;         /* the input, or buf[pos..len) */
+	FILE *f; /* the input, or buf[pos..len) */
 	const char *buf;
 	size_t len, pos;
-	int errnum;      /* errno of a read error */
+	int errnum; /* errno of a read error */
 	/* Input position, to place libyaml's reader errors: bytes handed
 	 * over so far, and where the last chunk (never more than a line)
 	 * began. */
@@ -75,12 +75,12 @@ struct y2j_stream {
 	json_t *anchors;
 	unsigned long nodes, max_nodes; /* made so far, allowed */
 	size_t text, max_text;          /* scalar bytes so far, allowed */
-	int whole;          /* limits count all documents together */
-	int depth, deepest; /* open collections now, and at most in the
-	                     * node being made (aliases included) */
-	yaml_mark_t doc_mark;    /* where the last document began */
-	struct y2j_error *err;   /* where this call reports */
-	int failed;              /* an error is set in this call */
+	int whole;             /* limits count all documents together */
+	int depth, deepest;    /* open collections now, and at most in the
+				* node being made (aliases included) */
+	yaml_mark_t doc_mark;  /* where the last document began */
+	struct y2j_error *err; /* where this call reports */
+	int failed;            /* an error is set in this call */
 };
 
 struct key {
@@ -121,9 +121,8 @@ vfail(struct y2j_stream *s, unsigned long line, unsigned long col,
 	s->failed = 1;
 }
 
-static void __attribute__((format(printf, 4, 5)))
-fail_pos(struct y2j_stream *s, unsigned long line, unsigned long col,
-	const char *fmt, ...)
+static void __attribute__((format(printf, 4, 5))) fail_pos(struct y2j_stream *s,
+	unsigned long line, unsigned long col, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -252,8 +251,9 @@ too_deep(struct y2j_stream *s)
 		s->tripped = 1;
 		s->trip = p->mark;
 	}
-	if (s->tripped && (p->mark.line > s->trip.line ||
-		p->mark.index > s->trip.index + SIMPLE_KEY_WINDOW))
+	if (s->tripped &&
+		(p->mark.line > s->trip.line ||
+			p->mark.index > s->trip.index + SIMPLE_KEY_WINDOW))
 		s->cut = 1;
 	return s->cut;
 }
@@ -521,16 +521,11 @@ make_value(struct y2j_stream *s, const yaml_event_t *ev, enum kind kind)
 	const char *t = (const char *)ev->data.scalar.value;
 
 	switch (kind) {
-	case K_NULL:
-		return json_null();
-	case K_BOOL:
-		return json_boolean(t[0] == 't' || t[0] == 'T');
-	case K_INT:
-		return make_int(s, ev);
-	case K_FLOAT:
-		return make_real(s, ev);
-	default:
-		return make_string(s, ev);
+	case K_NULL: return json_null();
+	case K_BOOL: return json_boolean(t[0] == 't' || t[0] == 'T');
+	case K_INT: return make_int(s, ev);
+	case K_FLOAT: return make_real(s, ev);
+	default: return make_string(s, ev);
 	}
 }
 
@@ -623,8 +618,8 @@ count_node(struct y2j_stream *s, yaml_mark_t mark, size_t len)
  * the bytes of text and the nesting depth it took to make, so that an
  * alias is checked against the limits before it is copied. */
 static void
-remember(struct y2j_stream *s, const char *name, json_t *v,
-	unsigned long nodes, size_t text, int depth)
+remember(struct y2j_stream *s, const char *name, json_t *v, unsigned long nodes,
+	size_t text, int depth)
 {
 	json_t *rec = json_pack("[O,I,i,I]", v, (json_int_t)nodes, depth,
 		(json_int_t)text);
@@ -660,8 +655,8 @@ expand_alias(struct y2j_stream *s, const yaml_event_t *ev)
 	if (text > s->max_text - s->text) {
 		fail_at(s, ev->start_mark,
 			"alias \"%s\" makes %s%s hold more than %zu bytes of "
-			"text", name, s->whole ? "" : "the ", what(s),
-			s->max_text);
+			"text",
+			name, s->whole ? "" : "the ", what(s), s->max_text);
 		return NULL;
 	}
 	if (s->depth + depth > Y2J_MAX_DEPTH) {
@@ -774,7 +769,9 @@ add_merge(struct y2j_stream *s, json_t *merges, json_t *v, yaml_mark_t mark)
 		return 0;
 	}
 	if (json_is_array(v)) {
-		json_array_foreach(v, i, m) if (!json_is_object(m)) break;
+		json_array_foreach(v, i, m)
+			if (!json_is_object(m))
+				break;
 		if (i == json_array_size(v)) {
 			json_array_extend(merges, v);
 			json_decref(v);
@@ -782,8 +779,9 @@ add_merge(struct y2j_stream *s, json_t *merges, json_t *v, yaml_mark_t mark)
 		}
 	}
 	json_decref(v);
-	fail_at(s, mark, "merge value must be a mapping or a sequence of "
-			 "mappings");
+	fail_at(s, mark,
+		"merge value must be a mapping or a sequence of "
+		"mappings");
 	return -1;
 }
 
@@ -880,9 +878,7 @@ parse_node(struct y2j_stream *s, yaml_event_t *ev)
 
 	s->deepest = s->depth;
 	switch (ev->type) {
-	case YAML_ALIAS_EVENT:
-		v = expand_alias(s, ev);
-		break;
+	case YAML_ALIAS_EVENT: v = expand_alias(s, ev); break;
 	case YAML_SCALAR_EVENT:
 		anchor = ev->data.scalar.anchor;
 		if (count_node(s, ev->start_mark, ev->data.scalar.length) == 0)

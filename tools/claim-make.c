@@ -68,14 +68,14 @@ struct ctx {
 	int apply, extended;
 	const char *manager, *driver, *namespace;
 	const char *context, *kubeconfig;
-	json_t *nodes;  /* node name -> array of gpu records */
-	json_t *order;  /* node names in first-seen order */
-	json_t *fixed;  /* the -N nodes, published in every batch */
-	json_t *names;  /* node name -> {device name: "input:record"} */
-	int pending;    /* records gathered since the last flush */
-	int flushed;    /* a flush was seen */
+	json_t *nodes; /* node name -> array of gpu records */
+	json_t *order; /* node names in first-seen order */
+	json_t *fixed; /* the -N nodes, published in every batch */
+	json_t *names; /* node name -> {device name: "input:record"} */
+	int pending;   /* records gathered since the last flush */
+	int flushed;   /* a flush was seen */
 	time_t now;
-	int now_fixed;  /* $K8SHAZGPU_NOW was given */
+	int now_fixed; /* $K8SHAZGPU_NOW was given */
 	long long heartbeat;
 	struct kc_config kc;
 	struct kube *k;
@@ -185,7 +185,8 @@ clean_string(const json_t *v)
 static void
 shown(const json_t *v, char *buf, size_t n)
 {
-	char *s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
+	char *s = json_dumps(v,
+		JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
 
 	if (!s)
 		err_die(HAZ_FAIL, "json_dumps: out of memory");
@@ -216,13 +217,16 @@ check_object(struct nd_reader *r, const json_t *rec)
 		if (clean_string(v = json_object_get(rec, top[i])))
 			continue;
 		shown(v, val, sizeof val);
-		nd_warn(r, "object: field \"%s\" must be a non-empty string "
-			"without \\u0000, not %s", top[i], val);
+		nd_warn(r,
+			"object: field \"%s\" must be a non-empty string "
+			"without \\u0000, not %s",
+			top[i], val);
 		return -1;
 	}
 	if (meta && !json_is_object(meta)) {
 		shown(meta, val, sizeof val);
-		nd_warn(r, "object: field \"metadata\" must be an object, not %s",
+		nd_warn(r,
+			"object: field \"metadata\" must be an object, not %s",
 			val);
 		return -1;
 	}
@@ -231,9 +235,11 @@ check_object(struct nd_reader *r, const json_t *rec)
 			(clean_string(v) && is_path_name(json_string_value(v))))
 			continue;
 		shown(v, val, sizeof val);
-		nd_warn(r, "object: field \"metadata.%s\" must be a non-empty "
+		nd_warn(r,
+			"object: field \"metadata.%s\" must be a non-empty "
 			"string without \\u0000, \"/\" or \"%%\", other than \".\" "
-			"and \"..\", not %s", names[i], val);
+			"and \"..\", not %s",
+			names[i], val);
 		return -1;
 	}
 	return 0;
@@ -259,7 +265,8 @@ take_gpu(struct ctx *c, struct nd_reader *r, json_t *rec)
 	}
 	gobj_device_name(rec, name);
 	if ((where = json_object_get(seen, name))) {
-		nd_warn(r, "gpu: node \"%s\" already has device \"%s\", from %s",
+		nd_warn(r,
+			"gpu: node \"%s\" already has device \"%s\", from %s",
 			node, name, json_string_value(where));
 		return -1;
 	}
@@ -285,8 +292,10 @@ on_record(struct nd_reader *r, json_t *rec, void *arg)
 	}
 	if (!clean_string(k)) {
 		shown(k, val, sizeof val);
-		nd_warn(r, "field \"kind\" must be a non-empty string without "
-			"\\u0000, not %s", val);
+		nd_warn(r,
+			"field \"kind\" must be a non-empty string without "
+			"\\u0000, not %s",
+			val);
 		return 1;
 	}
 	kind = json_string_value(k);
@@ -328,7 +337,8 @@ static json_t *
 existing_slices(struct ctx *c, const char *node, struct kube_error *e)
 {
 	char *path = estrdup("/apis/resource.k8s.io/v1/resourceslices");
-	char *sel = easprintf("spec.nodeName=%s,spec.driver=%s", node, c->driver);
+	char *sel = easprintf("spec.nodeName=%s,spec.driver=%s", node,
+		c->driver);
 	json_t *items = NULL;
 	char *rv = NULL;
 
@@ -396,8 +406,11 @@ max_generation(const json_t *slices)
 	size_t i;
 
 	json_array_foreach(slices, i, s) {
-		g = json_integer_value(json_object_get(json_object_get(
-			json_object_get(s, "spec"), "pool"), "generation"));
+		g = json_integer_value(
+			json_object_get(json_object_get(json_object_get(s,
+								"spec"),
+						"pool"),
+				"generation"));
 		gen = g > gen ? g : gen;
 	}
 	return gen;
@@ -425,10 +438,12 @@ owned_by(json_t *slices, const json_t *node)
 	size_t i;
 
 	json_array_foreach(slices, i, s)
-		json_object_set_new(json_object_get(s, "metadata"), "ownerReferences",
-			json_pack("[{s:s, s:s, s:O, s:O}]", "apiVersion", "v1", "kind",
-			"Node", "name", json_object_get(meta, "name"), "uid",
-			json_object_get(meta, "uid")));
+		json_object_set_new(json_object_get(s, "metadata"),
+			"ownerReferences",
+			json_pack("[{s:s, s:s, s:O, s:O}]", "apiVersion", "v1",
+				"kind", "Node", "name",
+				json_object_get(meta, "name"), "uid",
+				json_object_get(meta, "uid")));
 }
 
 /* sync_slices makes the node's slices hold devices, and only them. */
@@ -518,21 +533,28 @@ node_current(const struct ctx *c, const json_t *current, const json_t *obj)
 	const json_t *wm = json_object_get(obj, "metadata");
 	const json_t *hs = json_object_get(current, "status");
 	const json_t *ws = json_object_get(obj, "status");
-	const char *stamp = json_string_value(json_object_get(
-		json_object_get(hm, "annotations"), "agentaflow.gpu/last-update"));
+	const char *stamp = json_string_value(
+		json_object_get(json_object_get(hm, "annotations"),
+			"agentaflow.gpu/last-update"));
 	struct tm tm = {0};
 	const char *end;
 
 	if (!stamp || !(end = strptime(stamp, "%Y-%m-%dT%H:%M:%SZ", &tm)) ||
-		*end || (long long)c->now - (long long)timegm(&tm) >= c->heartbeat ||
+		*end ||
+		(long long)c->now - (long long)timegm(&tm) >= c->heartbeat ||
 		!ap_owns(c->ap, current, obj))
 		return 0;
-	if (!has_all(json_object_get(hm, "labels"), json_object_get(wm, "labels"), NULL) ||
+	if (!has_all(json_object_get(hm, "labels"),
+		    json_object_get(wm, "labels"), NULL) ||
 		!has_all(json_object_get(hm, "annotations"),
-			json_object_get(wm, "annotations"), "agentaflow.gpu/last-update"))
+			json_object_get(wm, "annotations"),
+			"agentaflow.gpu/last-update"))
 		return 0;
-	return !ws || (has_all(json_object_get(hs, "capacity"), json_object_get(ws, "capacity"), NULL) &&
-		has_all(json_object_get(hs, "allocatable"), json_object_get(ws, "allocatable"), NULL));
+	return !ws ||
+		(has_all(json_object_get(hs, "capacity"),
+			 json_object_get(ws, "capacity"), NULL) &&
+			has_all(json_object_get(hs, "allocatable"),
+				json_object_get(ws, "allocatable"), NULL));
 }
 
 /* publish writes one node's objects. */
@@ -587,8 +609,10 @@ env_seconds(const char *name, long long dflt)
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (!isdigit((unsigned char)*s) || *end || errno || v > SECONDS_MAX)
-		err_die(HAZ_USAGE, "$%s: not a whole number of seconds from 0 to "
-			"%lld: \"%.64s\"", name, SECONDS_MAX, s);
+		err_die(HAZ_USAGE,
+			"$%s: not a whole number of seconds from 0 to "
+			"%lld: \"%.64s\"",
+			name, SECONDS_MAX, s);
 	return v;
 }
 
@@ -614,20 +638,27 @@ check_args(struct ctx *c)
 	size_t i;
 
 	if (!kn_is_dns_subdomain(c->driver, KN_LABEL_MAX))
-		err_die(HAZ_USAGE, "-d: not a DRA driver name (a DNS subdomain of "
-			"at most %d bytes): \"%.64s\"", KN_LABEL_MAX, c->driver);
+		err_die(HAZ_USAGE,
+			"-d: not a DRA driver name (a DNS subdomain of "
+			"at most %d bytes): \"%.64s\"",
+			KN_LABEL_MAX, c->driver);
 	node_max -= strlen(c->driver);
 	json_array_foreach(c->fixed, i, v)
 		if (!kn_is_dns_subdomain(json_string_value(v), node_max))
-			err_die(HAZ_USAGE, "-N: not a node name (a DNS subdomain of "
-				"at most %zu bytes): \"%.64s\"", node_max,
-				json_string_value(v));
+			err_die(HAZ_USAGE,
+				"-N: not a node name (a DNS subdomain of "
+				"at most %zu bytes): \"%.64s\"",
+				node_max, json_string_value(v));
 	if (c->namespace && !kn_is_dns_label(c->namespace))
-		err_die(HAZ_USAGE, "-n: not a namespace name (a DNS label): "
-			"\"%.64s\"", c->namespace);
+		err_die(HAZ_USAGE,
+			"-n: not a namespace name (a DNS label): "
+			"\"%.64s\"",
+			c->namespace);
 	if (!is_manager(c->manager))
-		err_die(HAZ_USAGE, "-m: not a field manager (1 to %d bytes, no "
-			"control characters): \"%.64s\"", MANAGER_MAX, c->manager);
+		err_die(HAZ_USAGE,
+			"-m: not a field manager (1 to %d bytes, no "
+			"control characters): \"%.64s\"",
+			MANAGER_MAX, c->manager);
 }
 
 static void
@@ -642,19 +673,24 @@ parse_args(struct ctx *c, int argc, char **argv)
 	size_t i;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "axm:d:N:n:hV", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "axm:d:N:n:hV", longopts, NULL)) !=
+		-1) {
 		switch (ch) {
 		case 'a': c->apply = 1; break;
 		case 'x': c->extended = 1; break;
 		case 'm': c->manager = optarg; break;
 		case 'd': c->driver = optarg; break;
 		case 'N':
-			json_array_append_new(c->fixed, json_string_nocheck(optarg));
+			json_array_append_new(c->fixed,
+				json_string_nocheck(optarg));
 			break;
 		case 'n': c->namespace = optarg; break;
 		case 'C': c->context = optarg; break;
 		case 'K': c->kubeconfig = optarg; break;
-		case 'h': fputs(usage_text, stdout); fputs(help_text, stdout); exit(HAZ_OK);
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			exit(HAZ_OK);
 		case 'V': puts("claim-make " HAZ_VERSION); exit(HAZ_OK);
 		default: usage();
 		}

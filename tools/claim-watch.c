@@ -61,8 +61,8 @@ struct opts {
 	const char *resource;
 	const char *replay;     /* -R file, or NULL */
 	const char *server_opt; /* the first option -R excludes, or NULL */
-	long count;       /* 0: no limit */
-	double timeout;   /* 0: none */
+	long count;             /* 0: no limit */
+	double timeout;         /* 0: none */
 	long limit;
 	double give_up;
 	int list_only, verbose;
@@ -174,9 +174,12 @@ parse(int argc, char **argv, struct opts *o)
 		case 'C': o->context = optarg; break;
 		case 'K': o->kubeconfig = optarg; break;
 		case 'R': o->replay = optarg; break;
-		case 'h': fputs(usage_text, stdout); fputs(help_text, stdout);
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
 			exit(nd_finish(HAZ_OK));
-		case 'V': puts("claim-watch " HAZ_VERSION);
+		case 'V':
+			puts("claim-watch " HAZ_VERSION);
 			exit(nd_finish(HAZ_OK));
 		default: usage();
 		}
@@ -206,8 +209,8 @@ print(const char *type, const char *js, size_t len, void *arg)
 	struct sink *s = arg;
 
 	if (printf("{\"type\":\"%s\",\"object\":", type) < 0 ||
-		fwrite(js, 1, len, stdout) != len || fputs("}\n", stdout) == EOF ||
-		fflush(stdout) == EOF)
+		fwrite(js, 1, len, stdout) != len ||
+		fputs("}\n", stdout) == EOF || fflush(stdout) == EOF)
 		err_die(HAZ_FAIL, "<stdout>: write error:");
 	return s->count && ++s->emitted >= s->count;
 }

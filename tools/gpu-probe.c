@@ -52,8 +52,8 @@
 #include "topo.h"
 #include "yaml.h"
 
-#define USAGE \
-	"usage: gpu-probe [-q] [-c config] [-H name=value] [-N node]\n" \
+#define USAGE                                                                    \
+	"usage: gpu-probe [-q] [-c config] [-H name=value] [-N node]\n"          \
 	"                 [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]\n" \
 	"                 [-r csvfile [-m listfile] | -t topology [-n node]]\n"
 
@@ -120,8 +120,9 @@ jstr(const char *s)
 	json_t *j = json_string(s);
 
 	if (!j)
-		err_die(HAZ_FAIL, "internal error: a string that is not UTF-8 "
-				  "reached a record");
+		err_die(HAZ_FAIL,
+			"internal error: a string that is not UTF-8 "
+			"reached a record");
 	return j;
 }
 
@@ -180,8 +181,9 @@ mig_child(const json_t *parent, const char *profile, const char *uuid,
 	json_object_set_new(rec, "util_pct", json_null());
 	json_object_set_new(rec, "mig",
 		json_pack("{s:s, s:O, s:i, s:o, s:o}", "profile", profile,
-			"parent_uuid", json_object_get(parent, "uuid"), "device",
-			device, "gi", gi < 0 ? json_null() : json_integer(gi), "ci",
+			"parent_uuid", json_object_get(parent, "uuid"),
+			"device", device, "gi",
+			gi < 0 ? json_null() : json_integer(gi), "ci",
 			ci < 0 ? json_null() : json_integer(ci)));
 	return rec;
 }
@@ -227,8 +229,8 @@ emit_inv(const struct opts *o, const struct smi_inv *inv)
 		emit(json_incref(rec), &o->limits, faults);
 		for (j = 0; j < g->nmig; j++) {
 			m = &g->migs[j];
-			emit(mig_child(rec, m->profile, m->uuid, m->device, m->gi,
-				     m->ci),
+			emit(mig_child(rec, m->profile, m->uuid, m->device,
+				     m->gi, m->ci),
 				&o->limits, faults);
 		}
 		json_decref(rec);
@@ -255,10 +257,12 @@ call(const struct opts *o, char **argv, struct proc_out *out)
 		if (out->code == ENOENT)
 			err_warn("%s: not found", o->smi);
 		else
-			err_warn("%s: cannot run: %s", o->smi, strerror(out->code));
+			err_warn("%s: cannot run: %s", o->smi,
+				strerror(out->code));
 		break;
 	case PROC_TOOBIG:
-		err_warn("%s: more than %d bytes of output", o->smi, MAX_OUTPUT);
+		err_warn("%s: more than %d bytes of output", o->smi,
+			MAX_OUTPUT);
 		break;
 	case PROC_TIMEOUT:
 		err_warn("%s: timed out after %ds", o->smi, o->timeout);
@@ -326,7 +330,8 @@ slurp(const char *path, char **buf, size_t *len)
 		*len += n;
 		if (*len > MAX_OUTPUT) {
 			err_warn("%s: more than %d bytes: not a capture of "
-				 "nvidia-smi output", name, MAX_OUTPUT);
+				 "nvidia-smi output",
+				name, MAX_OUTPUT);
 			bad = 1;
 			break;
 		}
@@ -357,13 +362,14 @@ replay(const struct opts *o, struct smi_inv *inv)
 
 	if (slurp(o->replay, &buf, &len) < 0)
 		return HAZ_FAIL;
-	smi_parse_csv(inv, strcmp(o->replay, "-") ? o->replay : "<stdin>",
-		buf, len);
+	smi_parse_csv(inv, strcmp(o->replay, "-") ? o->replay : "<stdin>", buf,
+		len);
 	free(buf);
 	if (!o->list) {
 		if (smi_any_mig(inv))
 			err_warn("%s: MIG is enabled but no -m list was given: "
-				 "no MIG devices reported", o->replay);
+				 "no MIG devices reported",
+				o->replay);
 		return HAZ_OK;
 	}
 	if (slurp(o->list, &buf, &len) < 0)
@@ -387,12 +393,14 @@ sim_gpu(const struct opts *o, const struct topo_node *n,
 
 	topo_uuid(uuid, "GPU", n->name, g->index, -1);
 	json_object_update_new(rec,
-		json_pack("{s:i, s:s, s:o, s:s?, s:o, s:i, s:i, s:i, s:i, s:s?, "
-			  "s:s?, s:s?, s:b}",
+		json_pack(
+			"{s:i, s:s, s:o, s:s?, s:o, s:i, s:i, s:i, s:i, s:s?, "
+			"s:s?, s:s?, s:b}",
 			"index", g->index, "uuid", uuid, "name",
 			respell(n->product, '-', ' '), "product", n->product,
-			"memory_mib", n->memory_mib ? json_integer(n->memory_mib)
-						    : json_null(),
+			"memory_mib",
+			n->memory_mib ? json_integer(n->memory_mib)
+				      : json_null(),
 			"memory_used_mib", 0, "util_pct", 0, "temp_c", 30,
 			"ecc_errors", 0, "driver_version", n->driver_version,
 			"cuda_version", n->cuda_version, "compute_cap",
@@ -500,7 +508,8 @@ parse_opts(struct opts *o, int argc, char **argv)
 		case 'c': o->config = optarg; break;
 		case 'H':
 			if (o->nsets == MAX_SETS)
-				err_die(HAZ_USAGE, "-H: more than %d", MAX_SETS);
+				err_die(HAZ_USAGE, "-H: more than %d",
+					MAX_SETS);
 			o->sets[o->nsets++] = optarg;
 			break;
 		case 'h': help(); exit(nd_finish(HAZ_OK));
@@ -514,7 +523,9 @@ parse_opts(struct opts *o, int argc, char **argv)
 		case 's': o->smi = optarg; break;
 		case 'T': o->timeout = seconds(optarg); break;
 		case 't': o->topo = optarg; break;
-		case 'V': puts("gpu-probe " HAZ_VERSION); exit(nd_finish(HAZ_OK));
+		case 'V':
+			puts("gpu-probe " HAZ_VERSION);
+			exit(nd_finish(HAZ_OK));
 		default: usage();
 		}
 	}
@@ -569,7 +580,8 @@ textfile_label(struct prom_label *l, const json_t *v, char *buf)
 		l->value = json_string_value(v);
 		l->len = json_string_length(v);
 	} else if (json_is_integer(v)) {
-		snprintf(buf, 24, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		snprintf(buf, 24, "%" JSON_INTEGER_FORMAT,
+			json_integer_value(v));
 		l->value = buf;
 		l->len = strlen(buf);
 	}
@@ -582,8 +594,8 @@ textfile_label(struct prom_label *l, const json_t *v, char *buf)
  * wants. A record a label of which no label value may hold (a NUL byte)
  * is left out, and told when key is "health"; returns -1 then, else 0. */
 static int
-textfile_gauge(FILE *f, const char *path, const char *name,
-	const char *help, const char *key)
+textfile_gauge(FILE *f, const char *path, const char *name, const char *help,
+	const char *key)
 {
 	char metric[64], value[PROM_VALUE_SIZE], index[24];
 	const json_t *r, *v, *m;
@@ -600,7 +612,9 @@ textfile_gauge(FILE *f, const char *path, const char *name,
 		if (strcmp(key, "health") == 0) {
 			h = json_string_value(json_object_get(r, "health"));
 			snprintf(value, sizeof value, "%d",
-				!h || !strcmp(h, "ok") ? 0 : !strcmp(h, "warn") ? 1 : 2);
+				!h || !strcmp(h, "ok")       ? 0
+					: !strcmp(h, "warn") ? 1
+							     : 2);
 		} else if (json_is_integer(v = json_object_get(r, key))) {
 			snprintf(value, sizeof value, "%" JSON_INTEGER_FORMAT,
 				json_integer_value(v));
@@ -617,8 +631,10 @@ textfile_gauge(FILE *f, const char *path, const char *name,
 		if (prom_sample(f, metric, l, 4, value) == 0)
 			continue;
 		if (strcmp(key, "health") == 0)
-			err_warn("%s: gpu record %zu: a label value holds a NUL byte: "
-				 "left out", path, i + 1);
+			err_warn(
+				"%s: gpu record %zu: a label value holds a NUL byte: "
+				"left out",
+				path, i + 1);
 		st = -1;
 	}
 	return st;
@@ -633,11 +649,14 @@ write_textfile(const char *path)
 {
 	static const char *const gauges[][3] = {
 		{"memory_total_mib", "Device memory, MiB.", "memory_mib"},
-		{"memory_used_mib", "Device memory in use, MiB.", "memory_used_mib"},
-		{"utilization_percent", "GPU utilization, percent.", "util_pct"},
+		{"memory_used_mib", "Device memory in use, MiB.",
+			"memory_used_mib"},
+		{"utilization_percent", "GPU utilization, percent.",
+			"util_pct"},
 		{"temperature_celsius", "GPU temperature.", "temp_c"},
 		{"power_watts", "Power draw, watts.", "power_w"},
-		{"ecc_errors", "Uncorrected volatile ECC errors.", "ecc_errors"},
+		{"ecc_errors", "Uncorrected volatile ECC errors.",
+			"ecc_errors"},
 		{"health", "0 ok, 1 warn, 2 unhealthy.", "health"},
 	};
 	char *tmp = easprintf("%s.tmp.%ld", path, (long)getpid());
@@ -700,7 +719,9 @@ loop(const struct opts *o)
 			if (o->textfile)
 				write_textfile(o->textfile);
 		} else {
-			err_warn("probe failed (status %d): nothing written this cycle", st);
+			err_warn(
+				"probe failed (status %d): nothing written this cycle",
+				st);
 		}
 		json_decref(batch);
 		sleep((unsigned)o->interval);
@@ -718,7 +739,8 @@ main(int argc, char **argv)
 	parse_opts(&o, argc, argv);
 	if (!o.smi)
 		o.smi = getenv("NVIDIA_SMI") && *getenv("NVIDIA_SMI")
-			? getenv("NVIDIA_SMI") : "nvidia-smi";
+			? getenv("NVIDIA_SMI")
+			: "nvidia-smi";
 	if (!o.node)
 		o.node = default_node(host, sizeof host);
 	if (!*o.node || smi_not_text(o.node, strlen(o.node)) ||

@@ -58,8 +58,8 @@
 #include "sched.h"
 #include "sched_index.h"
 
-#define USAGE \
-	"usage: sched-pick [-v] [-r seed] [-S strategy] [-s statefile] " \
+#define USAGE                                                                  \
+	"usage: sched-pick [-v] [-r seed] [-S strategy] [-s statefile] "       \
 	"[file ...]\n"
 
 struct opts {

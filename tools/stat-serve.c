@@ -50,9 +50,9 @@
 #include "err.h"
 #include "prom.h"
 
-static const char usage_text[] =
-	"usage: stat-serve [-P] [-l addr:port] [-d dir] [-s seconds]\n"
-	"       stat-serve -c file\n";
+static const char usage_text
+	[] = "usage: stat-serve [-P] [-l addr:port] [-d dir] [-s seconds]\n"
+	     "       stat-serve -c file\n";
 
 enum {
 	MAX_METRICS = 1 << 20, /* bytes of the metrics file served */
@@ -165,7 +165,8 @@ load_metrics(const char *path, char **buf, size_t *len, char *why,
 	}
 	if (!S_ISREG(st.st_mode))
 		goto irregular;
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0) {
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) <
+		0) {
 		if (errno == ENOENT)
 			return M_MISSING; /* gone since */
 		snprintf(why, whylen, "cannot read: %s", strerror(errno));
@@ -175,8 +176,9 @@ load_metrics(const char *path, char **buf, size_t *len, char *why,
 		close(fd);
 		goto irregular;
 	}
-	r = st.st_size > MAX_METRICS ? 1 :
-		read_bounded(fd, (size_t)st.st_size, buf, len);
+	r = st.st_size > MAX_METRICS
+		? 1
+		: read_bounded(fd, (size_t)st.st_size, buf, len);
 	if (r < 0)
 		snprintf(why, whylen, "cannot read: %s", strerror(errno));
 	close(fd);
@@ -239,9 +241,7 @@ metrics(struct conf *cf, struct answer *a)
 		a->status = 200;
 		a->type = "text/plain; version=0.0.4; charset=utf-8";
 		break;
-	case M_MISSING:
-		text(a, 503, "no metrics yet\n");
-		break;
+	case M_MISSING: text(a, 503, "no metrics yet\n"); break;
 	default:
 		tell(cf, path, why);
 		snprintf(msg, sizeof msg, "bad metrics file: %s\n", why);
@@ -263,11 +263,13 @@ readyz(const struct conf *cf, struct answer *a)
 	}
 	age = difftime(time(NULL), st.st_mtime);
 	if (age > cf->stale) {
-		snprintf(msg, sizeof msg, "not ready: last good cycle %.0fs ago\n", age);
+		snprintf(msg, sizeof msg,
+			"not ready: last good cycle %.0fs ago\n", age);
 		text(a, 503, msg);
 	} else if (age < -cf->stale) {
 		snprintf(msg, sizeof msg,
-			"not ready: last good cycle %.0fs in the future\n", -age);
+			"not ready: last good cycle %.0fs in the future\n",
+			-age);
 		text(a, 503, msg);
 	} else {
 		text(a, 200, "ok\n");
@@ -276,8 +278,7 @@ readyz(const struct conf *cf, struct answer *a)
 
 /* answer decides what the request method url gets. */
 static void
-answer(struct conf *cf, const char *method, const char *url,
-	struct answer *a)
+answer(struct conf *cf, const char *method, const char *url, struct answer *a)
 {
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		text(a, 405, "method not allowed\n");
@@ -294,9 +295,8 @@ answer(struct conf *cf, const char *method, const char *url,
 /* ---- transport ---- */
 
 static enum MHD_Result
-route(void *arg, struct MHD_Connection *c, const char *url,
-	const char *method, const char *version, const char *data,
-	size_t *size, void **state)
+route(void *arg, struct MHD_Connection *c, const char *url, const char *method,
+	const char *version, const char *data, size_t *size, void **state)
 {
 	struct answer a;
 	struct MHD_Response *r;
@@ -307,7 +307,8 @@ route(void *arg, struct MHD_Connection *c, const char *url,
 	(void)size;
 	(void)state;
 	answer(arg, method, url, &a);
-	r = MHD_create_response_from_buffer(a.len, a.body, MHD_RESPMEM_MUST_FREE);
+	r = MHD_create_response_from_buffer(a.len, a.body,
+		MHD_RESPMEM_MUST_FREE);
 	if (!r) {
 		free(a.body);
 		return MHD_NO;
@@ -326,16 +327,12 @@ check(const char *file)
 	size_t len;
 
 	switch (load_metrics(file, &buf, &len, why, sizeof why)) {
-	case M_OK:
-		free(buf);
-		return HAZ_OK;
+	case M_OK: free(buf); return HAZ_OK;
 	case M_MISSING:
 		errno = ENOENT;
 		err_warn("%s:", file);
 		return HAZ_FAIL;
-	default:
-		err_warn("%s: %s", file, why);
-		return HAZ_FAIL;
+	default: err_warn("%s: %s", file, why); return HAZ_FAIL;
 	}
 }
 
@@ -360,7 +357,9 @@ main(int argc, char **argv)
 		case 's':
 			cf.stale = strtol(optarg, &end, 10);
 			if (*end || cf.stale < 1)
-				err_die(HAZ_USAGE, "-s: not a number of seconds: %s", optarg);
+				err_die(HAZ_USAGE,
+					"-s: not a number of seconds: %s",
+					optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -379,13 +378,15 @@ main(int argc, char **argv)
 	if (checked)
 		return check(checked);
 	if (parse_addr(addr, &sa) < 0)
-		err_die(HAZ_USAGE, "-l: not an IPv4 address and port: %s", addr);
+		err_die(HAZ_USAGE, "-l: not an IPv4 address and port: %s",
+			addr);
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	/* TERM on the parent's death, and not if it died already */
-	if (with_parent && (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() == 1))
+	if (with_parent &&
+		(prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() == 1))
 		return HAZ_OK;
 	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
 			MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG,

@@ -120,18 +120,24 @@ static void
 log_note(const struct adm_request *r, const struct adm_verdict *v,
 	const struct mutate_note *n)
 {
-	const char *gen = json_string_value(json_object_get(json_object_get(
-		r->object, "metadata"), "generateName"));
+	const char *gen = json_string_value(
+		json_object_get(json_object_get(r->object, "metadata"),
+			"generateName"));
 	int i;
 
 	for (i = 0; i < n->nfallback; i++)
 		err_warn("%s %s/%s%s: fallback %s->%s", r->kind, r->namespace,
-			*r->name ? r->name : gen ? gen : "", *r->name ? "" : "*",
-			n->from[i], n->to[i]);
+			*r->name      ? r->name
+				: gen ? gen
+				      : "",
+			*r->name ? "" : "*", n->from[i], n->to[i]);
 	if (n->limit)
 		err_warn("%s %s/%s%s: %s: %s", r->kind, r->namespace,
-			*r->name ? r->name : gen ? gen : "", *r->name ? "" : "*",
-			n->gated ? "held" : "refused", v->message ? v->message : n->limit);
+			*r->name      ? r->name
+				: gen ? gen
+				      : "",
+			*r->name ? "" : "*", n->gated ? "held" : "refused",
+			v->message ? v->message : n->limit);
 }
 
 /* decide runs the policy and counts what it did. */
@@ -148,7 +154,8 @@ decide(const struct adm_request *r, struct adm_verdict *v, void *arg)
 		/* values from pods and RuntimeClasses: escaped */
 		labels = prom_labels("from", n.from[i], "to", n.to[i],
 			(char *)NULL);
-		prom_add(c->prom, "k8shazgpu_webhook_fallbacks_total", labels, 1);
+		prom_add(c->prom, "k8shazgpu_webhook_fallbacks_total", labels,
+			1);
 		free(labels);
 	}
 	if (c->prom && n.limit) {
@@ -174,7 +181,8 @@ answer_line(struct ctx *c, struct nd_reader *r, const char *line, size_t n,
 	json_t *resp;
 
 	if (got < 0 && r->toolong) /* warned, not held whole */
-		return adm_invalid("", "request body larger than 8388608 bytes");
+		return adm_invalid("",
+			"request body larger than 8388608 bytes");
 	if (got < 0)
 		return adm_invalid("", "empty request");
 	resp = adm_answer(line, n, decide, c, &out, err, sizeof err);
@@ -240,8 +248,9 @@ metrics(struct ctx *c, struct httpd_reply *p)
 		prom_set(c->prom, "k8shazgpu_webhook_free", labels,
 			(double)json_integer_value(v));
 		prom_set(c->prom, "k8shazgpu_webhook_pending", labels,
-			(double)json_integer_value(json_object_get(json_object_get(st,
-				"pending"), res)));
+			(double)json_integer_value(
+				json_object_get(json_object_get(st, "pending"),
+					res)));
 		free(labels);
 	}
 	json_decref(st);
@@ -262,7 +271,8 @@ review(struct ctx *c, const struct httpd_req *q, struct httpd_reply *p)
 			MAX_BODY);
 		resp = adm_invalid("", err);
 	} else {
-		resp = adm_answer(q->body, q->len, decide, c, &out, err, sizeof err);
+		resp = adm_answer(q->body, q->len, decide, c, &out, err,
+			sizeof err);
 	}
 	if (out == ADM_INVALID)
 		err_warn("invalid AdmissionReview: %s", err);
@@ -314,7 +324,8 @@ declare_metrics(struct prom *p)
 	prom_counter(p, "k8shazgpu_webhook_reviews_total",
 		"AdmissionReviews answered, by outcome.");
 	for (i = 0; i < 4; i++) {
-		snprintf(labels, sizeof labels, "outcome=\"%s\"", outcome_names[i]);
+		snprintf(labels, sizeof labels, "outcome=\"%s\"",
+			outcome_names[i]);
 		prom_add(p, "k8shazgpu_webhook_reviews_total", labels, 0);
 	}
 	prom_counter(p, "k8shazgpu_webhook_fallbacks_total",
@@ -322,7 +333,8 @@ declare_metrics(struct prom *p)
 	prom_counter(p, "k8shazgpu_webhook_denials_total",
 		"Pods over their RuntimeClass limits, by limit and action.");
 	prom_histogram(p, "k8shazgpu_webhook_review_seconds",
-		"Time to answer one review.", bounds, sizeof bounds / sizeof *bounds);
+		"Time to answer one review.", bounds,
+		sizeof bounds / sizeof *bounds);
 	prom_counter(p, "k8shazgpu_webhook_connections_total",
 		"HTTPS connections accepted (few when clients keep them alive).");
 	prom_gauge(p, "k8shazgpu_webhook_inventory_synced",
@@ -337,9 +349,14 @@ declare_metrics(struct prom *p)
 static int
 serve(struct ctx *c, const sigset_t *sigs)
 {
-	struct httpd_opts o = {.listen = c->listen, .cert_file = c->cert,
-		.key_file = c->key, .threads = c->threads, .max_body = MAX_BODY,
-		.verbose = c->verbose, .handler = handle, .arg = c};
+	struct httpd_opts o = {.listen = c->listen,
+		.cert_file = c->cert,
+		.key_file = c->key,
+		.threads = c->threads,
+		.max_body = MAX_BODY,
+		.verbose = c->verbose,
+		.handler = handle,
+		.arg = c};
 	struct timespec second = {1, 0};
 	struct httpd *h;
 	char err[512];
@@ -356,8 +373,12 @@ serve(struct ctx *c, const sigset_t *sigs)
 	while ((sig = sigtimedwait(sigs, NULL, &second)) != SIGTERM &&
 		sig != SIGINT) {
 		switch (httpd_tick(h, sig == SIGHUP, err, sizeof err)) {
-		case 1: err_warn("certificate reloaded from %s", c->cert); break;
-		case -1: err_warn("%s; keeping the certificate in use", err); break;
+		case 1:
+			err_warn("certificate reloaded from %s", c->cert);
+			break;
+		case -1:
+			err_warn("%s; keeping the certificate in use", err);
+			break;
 		}
 	}
 	__atomic_store_n(&c->h, NULL, __ATOMIC_RELEASE);
@@ -410,11 +431,16 @@ parse_args(struct ctx *c, int argc, char **argv)
 		case 'l': c->listen = optarg; break;
 		case 'c': c->cert = optarg; break;
 		case 'k': c->key = optarg; break;
-		case 't': c->threads = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 't':
+			c->threads = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		case 'v': c->verbose = 1; break;
 		case 'C': c->context = optarg; break;
 		case 'K': c->kubeconfig = optarg; break;
-		case 'h': fputs(usage_text, stdout); fputs(help_text, stdout); exit(HAZ_OK);
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			exit(HAZ_OK);
 		case 'V': puts("webhook-patch " HAZ_VERSION); exit(HAZ_OK);
 		default: usage();
 		}
@@ -470,8 +496,8 @@ main(int argc, char **argv)
 		exit(HAZ_FAIL);
 	if (c.in && !c.listen && !informer_wait(c.in, 30))
 		err_warn("inventory not synced after 30 s; going on");
-	status = c.listen ? serve(&c, &sigs) : filter(&c, argc - optind,
-		argv + optind);
+	status = c.listen ? serve(&c, &sigs)
+			  : filter(&c, argc - optind, argv + optind);
 	informer_stop(c.in);
 	avail_free(c.a);
 	prom_free(c.prom);

@@ -117,21 +117,13 @@ main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt(argc, argv, "ahsV")) != -1) {
 		switch (c) {
-		case 'a':
-			opt_array = 1;
-			break;
-		case 's':
-			opt_skip_null = 1;
-			break;
-		case 'h':
-			help();
-			break;
+		case 'a': opt_array = 1; break;
+		case 's': opt_skip_null = 1; break;
+		case 'h': help(); break;
 		case 'V':
 			printf("yaml2json %s\n", HAZ_VERSION);
 			return nd_finish(HAZ_OK);
-		default:
-			err_warn("unknown option -%c", optopt);
-			usage();
+		default: err_warn("unknown option -%c", optopt); usage();
 		}
 	}
 	argc -= optind;

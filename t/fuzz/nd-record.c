@@ -30,8 +30,8 @@ no_nul(json_t *v)
 	json_t *m;
 	size_t i;
 
-	if (json_is_string(v) && strlen(json_string_value(v)) !=
-			json_string_length(v))
+	if (json_is_string(v) &&
+		strlen(json_string_value(v)) != json_string_length(v))
 		abort();
 	if (json_is_object(v))
 		json_object_foreach(v, k, m)

@@ -68,8 +68,7 @@ written(const uint8_t *data, size_t size)
 		abort();
 	r = prom_sample(f, "s", &l, 1, "1");
 	if (fclose(f) || (r < 0) != !text(data, size) ||
-		(r == 0 && prom_check(out, n, why, sizeof why)) ||
-		(r < 0 && n))
+		(r == 0 && prom_check(out, n, why, sizeof why)) || (r < 0 && n))
 		abort();
 	free(out);
 }

@@ -58,8 +58,9 @@ check_output(void)
 			abort();
 		rec = json_loadb(line, (size_t)(nl - line), 0, &jerr);
 		kind = json_string_value(json_object_get(rec, "kind"));
-		if (!rec || !kind || (strcmp(kind, "placement") &&
-			strcmp(kind, "unschedulable")))
+		if (!rec || !kind ||
+			(strcmp(kind, "placement") &&
+				strcmp(kind, "unschedulable")))
 			abort();
 		json_decref(rec);
 	}
@@ -71,7 +72,8 @@ check_output(void)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	int fd = fuzz_memfd(data, size), strat = size ? data[0] % SP_NSTRATEGIES : 0;
+	int fd = fuzz_memfd(data, size),
+	    strat = size ? data[0] % SP_NSTRATEGIES : 0;
 	struct sp_state st;
 	struct nd_reader r;
 	char *line;

@@ -63,9 +63,7 @@ column(enum smi_col c, const json_t *v)
 		check(json_is_string(v), "a string column of another type");
 		text(v);
 		break;
-	case 'm':
-		check(json_is_boolean(v), "MIG mode is not a boolean");
-		break;
+	case 'm': check(json_is_boolean(v), "MIG mode is not a boolean"); break;
 	default:
 		check(json_is_integer(v) && json_integer_value(v) >= 0,
 			"a number column that is not a whole number >= 0");
@@ -107,10 +105,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (c = 0; c < SMI_NCOLS; c++) {
 			column((enum smi_col)c, g->val[c]);
 			round_trip(g->val[c]);
-			check(!g->fault[c] || (json_is_null(g->val[c]) &&
-					      !smi_not_text(g->fault[c],
-						      strlen(g->fault[c])) &&
-					      !strchr(g->fault[c], '\t')),
+			check(!g->fault[c] ||
+					(json_is_null(g->val[c]) &&
+						!smi_not_text(g->fault[c],
+							strlen(g->fault[c])) &&
+						!strchr(g->fault[c], '\t')),
 				"a fault that is not text, or of a value");
 		}
 		/* small inputs: the quadratic check is the plain one */

@@ -62,8 +62,7 @@ one_mig(const struct smi_mig *m)
 
 	check(m->profile && mig_parse(m->profile, &p) == 0,
 		"a MIG profile that does not parse");
-	check(m->uuid && *m->uuid &&
-			!smi_not_text(m->uuid, strlen(m->uuid)) &&
+	check(m->uuid && *m->uuid && !smi_not_text(m->uuid, strlen(m->uuid)) &&
 			!strpbrk(m->uuid, " \t"),
 		"a MIG UUID that is not text without blanks");
 	check(m->device >= 0, "a negative device number");

@@ -71,7 +71,8 @@ check(int ok, const char *what)
 static void
 check_patch(const char *b64, const char *buf, size_t len)
 {
-	json_t *review = json_loadb(buf, len, JSON_DECODE_ANY, NULL), *ops, *obj;
+	json_t *review = json_loadb(buf, len, JSON_DECODE_ANY, NULL), *ops,
+	       *obj;
 	unsigned char *text;
 	size_t n, bad;
 	char err[256];
@@ -79,8 +80,8 @@ check_patch(const char *b64, const char *buf, size_t len)
 	check(b64_decode(b64, strlen(b64), &text, &n, &bad) == 0, "bad base64");
 	ops = json_loadb((char *)text, n, 0, NULL);
 	check(json_is_array(ops), "patch is not a JSON array");
-	obj = json_deep_copy(json_object_get(json_object_get(review, "request"),
-		"object"));
+	obj = json_deep_copy(
+		json_object_get(json_object_get(review, "request"), "object"));
 	check(obj != NULL, "patch for a review without object");
 	check(jp_apply(&obj, ops, err, sizeof err) == 0, err);
 	json_decref(obj);
@@ -115,8 +116,10 @@ same_load(const char *buf, size_t len, size_t flags)
 
 	check(!a == !b, "jl_loadb and json_loadb disagree on success");
 	check(ea.line == eb.line && ea.column == eb.column &&
-		ea.position == eb.position && !strcmp(ea.text, eb.text) &&
-		!strcmp(ea.source, eb.source), "jl_loadb's error is not jansson's");
+			ea.position == eb.position &&
+			!strcmp(ea.text, eb.text) &&
+			!strcmp(ea.source, eb.source),
+		"jl_loadb's error is not jansson's");
 	if (a) {
 		ta = json_dumps(a, JSON_COMPACT | JSON_ENCODE_ANY);
 		tb = json_dumps(b, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -194,10 +197,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(json_is_string(json_object_get(r, "uid")), "no uid");
 	check(json_is_boolean(json_object_get(r, "allowed")), "no allowed");
 	if (!json_is_true(json_object_get(r, "allowed")))
-		check(json_is_string(json_object_get(json_object_get(r, "status"),
-			"message")), "refusal without message");
+		check(json_is_string(
+			      json_object_get(json_object_get(r, "status"),
+				      "message")),
+			"refusal without message");
 	if (json_object_get(r, "patch"))
-		check_patch(json_string_value(json_object_get(r, "patch")), buf, size);
+		check_patch(json_string_value(json_object_get(r, "patch")), buf,
+			size);
 	watch_it(&c, buf, size);
 	same_load(buf, size, 0);
 	same_load(buf, size, JSON_DECODE_ANY);

@@ -62,7 +62,8 @@ main(int argc, char **argv)
 			printf("%s: %s %s\n", arg,
 				kn_is_dns_label(arg) ? "label" : "-",
 				kn_is_dns_subdomain(arg, KN_SUBDOMAIN_MAX)
-					? "subdomain" : "-");
+					? "subdomain"
+					: "-");
 		} else if (strcmp(line, "check") == 0) {
 			check(arg);
 		} else {

@@ -17,7 +17,7 @@
 
 #define KEYS 600
 
-static long live;  /* values allocated and not yet freed */
+static long live; /* values allocated and not yet freed */
 
 static void
 val_free(void *p)
@@ -101,7 +101,9 @@ main(int argc, char **argv)
 		for (s = 0; s < 5000; s++) {
 			i = rand() % KEYS;
 			if (step(h, ref, i, rand() % 10, 1 + rand() % 1000) < 0)
-				err_die(HAZ_FAIL, "round %d step %d key %d: wrong", r, s, i);
+				err_die(HAZ_FAIL,
+					"round %d step %d key %d: wrong", r, s,
+					i);
 		}
 		if (walk(h, ref) < 0)
 			err_die(HAZ_FAIL, "round %d: walk disagrees", r);

@@ -47,8 +47,9 @@ main(int argc, char **argv)
 
 	err_init(argv[0]);
 	for (i = 1; i < argc; i++)
-		flags |= !strcmp(argv[i], "any") ? JSON_DECODE_ANY :
-			!strcmp(argv[i], "nul") ? JSON_ALLOW_NUL : 0;
+		flags |= !strcmp(argv[i], "any")  ? JSON_DECODE_ANY
+			: !strcmp(argv[i], "nul") ? JSON_ALLOW_NUL
+						  : 0;
 	while ((len = getline(&line, &cap, stdin)) > 0) {
 		if (line[len - 1] == '\n')
 			line[--len] = '\0';
@@ -62,12 +63,14 @@ main(int argc, char **argv)
 			a = dump(va);
 			b = vb ? dump(vb) : NULL;
 			same = same && b && !strcmp(a, b) && json_equal(va, vb);
-			printf("%s %s", jl_handed_over() == was ? "built" : "jansson", a);
+			printf("%s %s",
+				jl_handed_over() == was ? "built" : "jansson",
+				a);
 			free(a);
 			free(b);
 		} else {
-			printf("error %d:%d@%d %s", ea.line, ea.column, ea.position,
-				ea.text);
+			printf("error %d:%d@%d %s", ea.line, ea.column,
+				ea.position, ea.text);
 		}
 		puts(same ? "" : " MISMATCH");
 		status |= !same;

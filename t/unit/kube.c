@@ -97,7 +97,8 @@ list(struct kube *k, const char *path, long limit)
 
 	if (kube_list(k, path, limit, &items, &rv, &e) < 0)
 		return failed(&e);
-	show(json_pack("{s:s, s:o}", "resourceVersion", rv, "items", items), &e);
+	show(json_pack("{s:s, s:o}", "resourceVersion", rv, "items", items),
+		&e);
 	free(rv);
 	return HAZ_OK;
 }
@@ -131,7 +132,8 @@ call(struct kube *k, const char *op, int argc, char **argv)
 		return show(kube_get(k, argv[0], &e), &e);
 	if (!strcmp(op, "delete"))
 		return show(kube_delete(k, argv[0], argc > 1 ? argv[1] : NULL,
-			argc > 2 ? argv[2] : NULL, &e), &e);
+				    argc > 2 ? argv[2] : NULL, &e),
+			&e);
 	in = stdin_json();
 	if (!strcmp(op, "create"))
 		out = kube_create(k, argv[0], in, &e);

@@ -22,8 +22,7 @@ str_or_null(const char *s)
 }
 
 /* public shows a certificate: where from, and its text. */
-static json_t *
-public(const struct kc_blob *b)
+static json_t *public(const struct kc_blob *b)
 {
 	if (!b->data)
 		return json_null();
@@ -75,11 +74,10 @@ main(int argc, char **argv)
 			"s:o, s:o, s:o}",
 		"source", c.source, "context", str_or_null(c.context),
 		"cluster", str_or_null(c.cluster), "user", str_or_null(c.user),
-		"server", c.server, "namespace", c.namespace,
-		"insecure", c.insecure, "in_cluster", c.in_cluster,
-		"ca", public(&c.ca), "cert", public(&c.cert),
-		"key", secret(&c.key), "token", token(&c),
-		"token_file", str_or_null(c.token_file));
+		"server", c.server, "namespace", c.namespace, "insecure",
+		c.insecure, "in_cluster", c.in_cluster, "ca", public(&c.ca),
+		"cert", public(&c.cert), "key", secret(&c.key), "token",
+		token(&c), "token_file", str_or_null(c.token_file));
 	nd_write(out);
 	json_decref(out);
 	if (refresh && fgets(line, sizeof line, stdin)) {

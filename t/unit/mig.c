@@ -56,7 +56,11 @@ request(char **w, int n)
 	}
 	if (strcmp(w[0], "cmp") == 0 && n == 3) {
 		c = mig_cmp(&p[0], &p[1]);
-		printf("%s %s %s\n", w[1], c < 0 ? "<" : c > 0 ? ">" : "=", w[2]);
+		printf("%s %s %s\n", w[1],
+			c < 0           ? "<"
+				: c > 0 ? ">"
+					: "=",
+			w[2]);
 		return 0;
 	}
 	mig_usage(p, (size_t)(n - 1), &slices, &gib);

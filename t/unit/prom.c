@@ -55,7 +55,8 @@ main(int argc, char **argv)
 	fwrite(out, 1, len, stdout);
 	free(out);
 	prom_free(p);
-	printf("sample: %d\n", prom_sample(stdout, "s", ok, 2, prom_value(-0.5, v)));
+	printf("sample: %d\n",
+		prom_sample(stdout, "s", ok, 2, prom_value(-0.5, v)));
 	printf("sample: %d\n", prom_sample(stdout, "s", NULL, 0, "7"));
 	printf("nul: %d\n", prom_sample(stdout, "s", nul, 1, "1"));
 	printf("bad: %d\n", prom_sample(stdout, "s", bad, 1, "1"));

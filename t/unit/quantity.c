@@ -91,13 +91,13 @@ run(char *line)
 	char op[8], x[256], y[256];
 	int n = sscanf(line, "%7s %255s %255s", op, x, y);
 
-	if (n == 3 && (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 ||
-			      strcmp(op, "cmp") == 0))
+	if (n == 3 &&
+		(strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 ||
+			strcmp(op, "cmp") == 0))
 		binary_op(op, x, y);
-	else if (n == 2 && (strcmp(op, "value") == 0 ||
-				   strcmp(op, "milli") == 0 ||
-				   strcmp(op, "bytes") == 0 ||
-				   strcmp(op, "millis") == 0))
+	else if (n == 2 &&
+		(strcmp(op, "value") == 0 || strcmp(op, "milli") == 0 ||
+			strcmp(op, "bytes") == 0 || strcmp(op, "millis") == 0))
 		unary_op(op, x);
 	else {
 		struct qty q;
