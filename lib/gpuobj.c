@@ -173,10 +173,8 @@ what_it_must_be(const struct field *f, const json_t *v, size_t node_max,
 	}
 }
 
-/* shown writes v as compact JSON into buf, in ASCII, cut with "..." past
- * 48 bytes: a bad value quoted in a message. */
-static void
-shown(const json_t *v, char *buf, size_t n)
+void
+gobj_shown(const json_t *v, char *buf, size_t n)
 {
 	char *s = json_dumps(v,
 		JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -212,7 +210,7 @@ check_fields(const json_t *obj, const char *prefix, const struct field *fields,
 		if (json_is_null(v) || !field_ok(&fields[i], v, node_max)) {
 			what_it_must_be(&fields[i], v, node_max, must,
 				sizeof must);
-			shown(v, val, sizeof val);
+			gobj_shown(v, val, sizeof val);
 			snprintf(why, n, "field \"%s%s\" must be %s, not %s",
 				prefix, fields[i].key, must, val);
 			return -1;

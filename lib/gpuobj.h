@@ -41,6 +41,10 @@ enum {
  * `field "memory_mib" must be an integer from 0 to ..., not "abc"`. */
 int gobj_check(const json_t *rec, const char *driver, char *why, size_t n);
 
+/* gobj_shown writes v as compact JSON into buf (n bytes), in ASCII, cut
+ * with "..." past 48 bytes: a bad value quoted in a message. */
+void gobj_shown(const json_t *v, char *buf, size_t n);
+
 /* gobj_device_name writes the DRA device name of a checked record into
  * buf (GOBJ_DEVICE_NAME_MAX bytes): "gpu-<index>" for a whole GPU,
  * "gpu-<index>-mig-<profile>-<device>" for a MIG device, the profile

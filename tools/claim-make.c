@@ -181,19 +181,6 @@ clean_string(const json_t *v)
 		strlen(json_string_value(v)) == json_string_length(v);
 }
 
-/* shown writes v as compact ASCII JSON into buf, cut past 48 bytes. */
-static void
-shown(const json_t *v, char *buf, size_t n)
-{
-	char *s = json_dumps(v,
-		JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
-
-	if (!s)
-		err_die(HAZ_FAIL, "json_dumps: out of memory");
-	snprintf(buf, n, strlen(s) > 48 ? "%.45s..." : "%s", s);
-	free(s);
-}
-
 /* is_path_name: s can be the last segment of an object's API path, as
  * the API server requires of names: not "." or "..", no '/' or '%'. */
 static int
@@ -216,7 +203,7 @@ check_object(struct nd_reader *r, const json_t *rec)
 	for (i = 0; i < 2; i++) {
 		if (clean_string(v = json_object_get(rec, top[i])))
 			continue;
-		shown(v, val, sizeof val);
+		gobj_shown(v, val, sizeof val);
 		nd_warn(r,
 			"object: field \"%s\" must be a non-empty string "
 			"without \\u0000, not %s",
@@ -224,7 +211,7 @@ check_object(struct nd_reader *r, const json_t *rec)
 		return -1;
 	}
 	if (meta && !json_is_object(meta)) {
-		shown(meta, val, sizeof val);
+		gobj_shown(meta, val, sizeof val);
 		nd_warn(r,
 			"object: field \"metadata\" must be an object, not %s",
 			val);
@@ -234,7 +221,7 @@ check_object(struct nd_reader *r, const json_t *rec)
 		if (!(v = json_object_get(meta, names[i])) ||
 			(clean_string(v) && is_path_name(json_string_value(v))))
 			continue;
-		shown(v, val, sizeof val);
+		gobj_shown(v, val, sizeof val);
 		nd_warn(r,
 			"object: field \"metadata.%s\" must be a non-empty "
 			"string without \\u0000, \"/\" or \"%%\", other than \".\" "
@@ -291,7 +278,7 @@ on_record(struct nd_reader *r, json_t *rec, void *arg)
 		return 1;
 	}
 	if (!clean_string(k)) {
-		shown(k, val, sizeof val);
+		gobj_shown(k, val, sizeof val);
 		nd_warn(r,
 			"field \"kind\" must be a non-empty string without "
 			"\\u0000, not %s",
