@@ -134,13 +134,20 @@ claim-make: adir: read error: Is a directory
 exit 1
 X
 
-check_output 'memory running out on a long record is an error, never end of input' '
-	awk "BEGIN { printf \"{\\\"kind\\\":\\\"node\\\",\\\"name\\\":\\\"\"; for (i = 0; i < 15 * 1024; i++) printf \"%01024d\", 0; print \"\\\"}\" }" >long &&
-	echo "{\"kind\":\"request\",\"id\":\"r\"}" >>long &&
-	(ulimit -v 40000; sched-pick long >out 2>err; echo "exit $?"); cat out; sed "s/:.*:/: ... :/" err' <<'X'
+# A sanitizer's shadow memory, or valgrind, needs more address space than
+# the limit this test sets.
+if [ "${VALGRIND:-}" = 1 ] || ldd "$BUILD/sched-pick" 2>/dev/null | grep -q 'lib[at]san'; then
+	t_n=$((t_n + 1))
+	echo "ok $t_n # SKIP memory limits under ASan or valgrind"
+else
+	check_output 'memory running out on a long record is an error, never end of input' '
+		awk "BEGIN { printf \"{\\\"kind\\\":\\\"node\\\",\\\"name\\\":\\\"\"; for (i = 0; i < 15 * 1024; i++) printf \"%01024d\", 0; print \"\\\"}\" }" >long &&
+		echo "{\"kind\":\"request\",\"id\":\"r\"}" >>long &&
+		(ulimit -v 40000; sched-pick long >out 2>err; echo "exit $?"); cat out; sed "s/:.*:/: ... :/" err' <<'X'
 exit 1
 sched-pick: ... : Cannot allocate memory
 X
+fi
 
 # ---- wrong types are bad records -------------------------------------------
 
