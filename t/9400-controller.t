@@ -149,9 +149,15 @@ EOF
 
 # A workload no node can hold: retried on the backoff schedule, then Failed.
 workload toobig '{"gpuCount": 11, "retryPolicy": {"maxRetries": 2, "backoffSeconds": 2}}' | claim-make -a >/dev/null
-seen() { k get gpuworkload toobig -n "$NS" -o json | jq -r '.status | "\(.phase) \(.retries)"'; }
+# seen prints phase and retries, and keeps the status's retry time and
+# message in timed.
+seen() {
+	k get gpuworkload toobig -n "$NS" -o json | jq '.status' >status.json &&
+	jq -r '"\(.phase) \(.retries)"' status.json &&
+	jq -c '{retries, nextRetryTime, message}' status.json >>timed
+}
 check_output 'unschedulable: Pending with retry 1, then 2, then Failed with the reason' '
-	: >trail; n=0
+	: >trail; : >timed; n=0
 	while [ $n -lt 60 ]; do seen >>trail; tail -n 1 trail | grep -q ^Failed && break; sleep 0.5; n=$((n + 1)); done
 	uniq trail | grep -v "^null" ; k get gpuworkload toobig -n "$NS" -o jsonpath="{.status.message}{\"\\n\"}"' <<'EOF'
 Pending 1
@@ -160,11 +166,18 @@ Failed 2
 unschedulable after 2 retries: no node matching node selector pool=fleet has 11 free healthy GPUs
 EOF
 
+# retry N: the delay its message names and the time it was due, both as the
+# controller wrote them (whole seconds), so no sampling or load plays a part.
+retry() {
+	jq -r "select(.retries == $1 and .nextRetryTime != null)
+		| [(.nextRetryTime | fromdate), (.message | capture(\"in (?<d>[0-9]+)s\").d)] | @tsv" timed | head -n 1
+}
 check 'the retry waits follow the backoff: 2 s then 4 s, each times 0.5 to 1.5' '
-	grep -c "" trail >/dev/null
-	r1=$(grep -c "^Pending 1$" trail); r2=$(grep -c "^Pending 2$" trail)
-	# samples are 0.5 s apart: retry 1 waits 1-3 s (2-6 samples), retry 2 waits 2-6 s (4-12)
-	test "$r1" -ge 1 && test "$r1" -le 7 && test "$r2" -ge 3 && test "$r2" -le 13'
+	set -- $(retry 1) $(retry 2) &&
+	# $1 retry 1 due, $2 its delay; $3 retry 2 due, $4 its delay
+	test "$2" -ge 1 && test "$2" -le 3 && test "$4" -ge 2 && test "$4" -le 6 &&
+	# retry 2 was decided (due time minus its delay) once retry 1 was due
+	test $(($3 - $4)) -ge "$1"'
 
 workload zero '{"gpuCount": 0}' | claim-make -a >/dev/null
 workload badstrat '{"schedulingStrategy": "fastest"}' | claim-make -a >/dev/null
