@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -23,6 +24,18 @@ fuzz_memfd(const uint8_t *data, size_t size)
 	lseek(fd, 0, SEEK_SET);
 	return fd;
 }
+
+/* fuzz_check aborts, which libFuzzer reports with the input, unless ok;
+ * what says which invariant broke, file which target. */
+static inline void
+fuzz_check(int ok, const char *what, const char *file)
+{
+	if (!ok) {
+		fprintf(stderr, "%s: %s\n", file, what);
+		abort();
+	}
+}
+#define check(ok, what) fuzz_check((ok), (what), __FILE__)
 
 /* fuzz_quiet sends stderr to /dev/null when $FUZZ_QUIET is set, for a
  * run by hand; t/0890-fuzz.t closes the targets' stderr with libFuzzer's

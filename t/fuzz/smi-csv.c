@@ -24,14 +24,7 @@
 #include "jbuf.h"
 #include "smi.h"
 
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz smi-csv: %s\n", what);
-		abort();
-	}
-}
+#include "fuzz.h"
 
 /* text checks a string taken from nvidia-smi's output. */
 static void

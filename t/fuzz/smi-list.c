@@ -25,6 +25,8 @@
 #include "mig.h"
 #include "smi.h"
 
+#include "fuzz.h"
+
 static const char gpus_csv[] =
 	"0, GPU-c41f0d92-7e35-4b1a-8f62-3d9e5a7c2000, NVIDIA H200, "
 	"00000000:19:00.0, 71680, 88, [N/A], 34, 118.20, 700.00, 0, "
@@ -44,15 +46,6 @@ static const char gpus_csv[] =
 	"5, GPU-1e7d4c2b-9a60-3f85-b1d4-2e8c7f5a3001, NVIDIA A100-SXM4-80GB, "
 	"00000000:0F:00.0, 81920, 0, [N/A], 31, 61.00, 400.00, 0, "
 	"535.104.05, Disabled, 8.0\n";
-
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz smi-list: %s\n", what);
-		abort();
-	}
-}
 
 /* one_mig checks MIG device m. */
 static void

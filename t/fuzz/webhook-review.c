@@ -32,6 +32,8 @@
 #include "migchain.h"
 #include "mutate.h"
 
+#include "fuzz.h"
+
 static const char *const inventory[] = {
 	"{\"kind\":\"node\",\"name\":\"small\",\"allocatable\":"
 	"{\"nvidia.com/mig-1g.10gb\":\"28\"}}",
@@ -56,15 +58,6 @@ decide(const struct adm_request *r, struct adm_verdict *v, void *arg)
 	struct ctx *c = arg;
 
 	mutate_decide(&c->mo, c->a, r, v, NULL);
-}
-
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "webhook-review: %s\n", what);
-		abort();
-	}
 }
 
 /* check_patch decodes the patch and applies it to the request object. */

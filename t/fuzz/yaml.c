@@ -28,16 +28,9 @@
 #include "jbuf.h"
 #include "yaml.h"
 
-enum { MAX_NODES = 20000, MAX_TEXT = 1 << 20 };
+#include "fuzz.h"
 
-static void
-check(int ok, const char *what)
-{
-	if (!ok) {
-		fprintf(stderr, "fuzz yaml: %s\n", what);
-		abort();
-	}
-}
+enum { MAX_NODES = 20000, MAX_TEXT = 1 << 20 };
 
 /* sound checks v, found depth collections deep. */
 static void
