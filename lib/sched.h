@@ -200,6 +200,11 @@ struct sp_state {
 	const struct sp_ops *ops;
 	void *ctx;
 
+	/* each answer of a flush goes to emit (rec is not NUL-terminated)
+	 * when it is set, else to stdout as a line */
+	void (*emit)(void *arg, const char *rec, size_t len);
+	void *emit_arg;
+
 	struct js_doc doc; /* scratch */
 	int field[SPF_N];  /* tokens of the record fed: sp_field */
 	struct jb out;

@@ -609,7 +609,11 @@ sp_flush(struct sp_state *st)
 			t = sp_clock(0);
 			decide(st, st->batch[i]);
 			st->decide_sec += sp_clock(0) - t;
-			jb_write(&st->out);
+			if (st->emit)
+				st->emit(st->emit_arg, st->out.buf,
+					st->out.len);
+			else
+				jb_write(&st->out);
 		}
 		sp_req_free(st->batch[i]);
 		st->batch[i] = NULL;

@@ -74,6 +74,7 @@ struct watch {
 	int stopped;  /* the emit function said stop */
 	int got_line; /* the current stream delivered something */
 	long bad;
+	long lists; /* lists made */
 };
 
 static void
@@ -133,6 +134,12 @@ long
 watch_bad(const struct watch *w)
 {
 	return w->bad;
+}
+
+long
+watch_lists(const struct watch *w)
+{
+	return __atomic_load_n(&w->lists, __ATOMIC_RELAXED);
 }
 
 static void
@@ -430,6 +437,7 @@ watch_list(struct watch *w, struct kube_error *e)
 		return -1;
 	}
 	free(path);
+	__atomic_add_fetch(&w->lists, 1, __ATOMIC_RELAXED);
 	present = hm_new(NULL);
 	json_array_foreach(items, i, item) {
 		uid = uid_of(item);

@@ -74,4 +74,9 @@ int watch_replay(struct watch *w, int fd, const char *name,
 /* watch_bad returns how many unusable stream lines were met. */
 long watch_bad(const struct watch *w);
 
+/* watch_lists returns how many lists went through: the first, each one
+ * after 410 Gone, and each the caller asked for; safe to read from
+ * another thread. */
+long watch_lists(const struct watch *w);
+
 #endif
