@@ -39,6 +39,7 @@ stat-serve_PKGS = libmicrohttpd
 gpu-probe_PKGS = jansson yaml-0.1
 webhook-patch_PKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
 sched-pick_PKGS = jansson
+sched-queue_PKGS = jansson libcurl yaml-0.1 zlib
 
 # t/unit/NAME.c are test drivers for lib/ functions; never installed.
 UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
