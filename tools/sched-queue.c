@@ -1461,24 +1461,55 @@ strip_sig(const char *reason, const struct sig *g)
 	return s;
 }
 
-/* cause says why no node admits w, when none does: the taint most nodes
- * do not tolerate, or the node affinity. NULL when some node does. */
+/* selects says whether node's labels hold every pair of selector sel. */
+static int
+selects(const json_t *node, const json_t *sel)
+{
+	const json_t *labels = json_object_get(json_object_get(node,
+						       "metadata"),
+		"labels");
+	const char *k, *have;
+	const json_t *v;
+
+	json_object_foreach((json_t *)sel, k, v) {
+		have = json_string_value(json_object_get(labels, k));
+		if (!have || !json_string_value(v) ||
+			strcmp(have, json_string_value(v)))
+			return 0;
+	}
+	return 1;
+}
+
+/* cause says why no node that w's node selector picks admits its pods,
+ * when none does: how many have a taint it does not tolerate (naming the
+ * commonest), how many do not match its required node affinity. NULL
+ * when no node matches the selector (sched-pick's reason says so) or
+ * some node admits it. */
 static char *
 cause(const struct wl *w)
 {
 	const struct sig *g = w->sig;
-	char why[256], best[256] = "";
-	size_t taint = 0, aff = 0, nbest = 0;
+	const json_t *spec = json_object_get(w->obj, "spec");
+	json_t *sel = json_object(), *sv;
+	char why[256], best[256] = "", *text, *on;
+	size_t taint = 0, aff = 0, nbest = 0, matched = 0, ok = 0;
 	const char *k;
 	void *v;
 	size_t pos = 0;
-	struct hm *counts;
+	struct hm *counts = hm_new(free);
+	struct jb b = {0};
 	size_t *c;
 
-	if (!g || g->eligible > 0 || !hm_len(S.nodes))
-		return NULL;
-	counts = hm_new(free);
-	while (hm_next(S.nodes, &pos, &k, &v)) {
+	json_object_update(sel, json_object_get(spec, "nodeSelector"));
+	json_object_update(sel,
+		json_object_get(json_object_get(json_object_get(spec,
+							"podTemplate"),
+					"spec"),
+			"nodeSelector"));
+	while (g && hm_next(S.nodes, &pos, &k, &v)) {
+		if (!selects(((struct knode *)v)->obj, sel))
+			continue;
+		matched++;
 		switch (nf_eligible(((struct knode *)v)->obj,
 			json_object_get(g->cons, "tolerations"),
 			json_object_get(g->cons, "terms"), why, sizeof why)) {
@@ -1494,17 +1525,40 @@ cause(const struct wl *w)
 			}
 			break;
 		case NF_AFFINITY: aff++; break;
+		default: ok++;
 		}
 	}
 	hm_free(counts);
-	if (taint >= aff)
-		return easprintf("no node admits its pods: %zu of %zu "
-				 "nodes have taints it does not tolerate "
-				 "(%zu: %s)",
-			taint, hm_len(S.nodes), nbest, best);
-	return easprintf("no node admits its pods: %zu of %zu nodes do not "
-			 "match its required node affinity",
-		aff, hm_len(S.nodes));
+	if (!matched || ok) {
+		json_decref(sel);
+		return NULL;
+	}
+	json_object_foreach(sel, k, sv) {
+		jb_raw(&b, b.len ? "," : "");
+		jb_raw(&b, k);
+		jb_raw(&b, "=");
+		jb_raw(&b, json_string_value(sv) ?: "");
+	}
+	json_decref(sel);
+	on = b.len
+		? easprintf(" matching node selector %.*s", (int)b.len, b.buf)
+		: estrdup("");
+	jb_free(&b);
+	if (taint && aff)
+		text = easprintf("no node%s admits its pods: %zu have a taint "
+				 "it does not tolerate (%zu %s), %zu do not "
+				 "match its required node affinity",
+			on, taint, nbest, best, aff);
+	else if (taint)
+		text = easprintf("no node%s admits its pods: %zu %s a taint it "
+				 "does not tolerate (%zu %s)",
+			on, taint, taint == 1 ? "has" : "have", nbest, best);
+	else
+		text = easprintf("no node%s admits its pods: %zu %s not match "
+				 "its required node affinity",
+			on, aff, aff == 1 ? "does" : "do");
+	free(on);
+	return text;
 }
 
 /* could_fit says whether w fits the cluster with nothing held. */
@@ -1661,15 +1715,14 @@ pass(void)
 		}
 		why = js_str(&d, js_get(&d, 0, "reason")) ?: "unschedulable";
 		r = strip_sig(why, w->sig);
-		if ((c = cause(w))) {
-			free(r);
-			r = c;
-			nunsched++;
-			retry(w, r, "unschedulable");
-		} else if (could_fit(w, w->req)) {
+		if (could_fit(w, w->req)) {
 			nwait++;
 			waiting(w, r);
 		} else {
+			if ((c = cause(w))) {
+				free(r);
+				r = c;
+			}
 			nunsched++;
 			retry(w, r, "unschedulable");
 		}
