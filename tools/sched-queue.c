@@ -895,7 +895,10 @@ job_devices(const json_t *job)
 static void
 status_from_job(struct wl *w, const struct job *j)
 {
-	const json_t *cur = json_object_get(w->obj, "status");
+	/* what was last written counts: a Job seen before the status
+	 * written with it is not a change */
+	const json_t *cur = w->want ? w->want
+				    : json_object_get(w->obj, "status");
 	json_t *s = json_is_object(cur) ? json_deep_copy(cur) : json_object();
 	json_t *devs = job_devices(j->obj);
 	const char *name = str_at(j->obj, "metadata", "name"),
@@ -1153,6 +1156,7 @@ on_workload(char type, json_t *obj)
 	char *problem;
 	double next;
 	long long gen;
+	int changed;
 
 	if (!uid || !str_at(md, "name", NULL) || !str_at(md, "namespace", NULL))
 		return;
@@ -1181,7 +1185,8 @@ on_workload(char type, json_t *obj)
 	json_decref(w->obj);
 	w->obj = json_incref(obj);
 	S.metrics_dirty = 1;
-	if (gen != w->gen || !w->req) {
+	changed = gen != w->gen || !w->req;
+	if (changed) {
 		w->gen = gen;
 		free(w->req);
 		w->req = NULL;
@@ -1223,7 +1228,7 @@ on_workload(char type, json_t *obj)
 			w->state = W_QUEUED;
 			S.dirty = 1;
 		}
-	} else if (w->state == W_QUEUED) {
+	} else if (w->state == W_QUEUED && changed) {
 		w->prio = wl_priority(obj);
 		S.dirty = 1; /* its spec may fit now */
 	}
