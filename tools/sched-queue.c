@@ -386,6 +386,7 @@ enum {
 	W_FLIGHT, /* placed; its Job is being written */
 	W_PLACED, /* its Job was written, or seen */
 	W_DONE,   /* Succeeded or Failed: nothing more to do */
+	W_AGAIN,  /* its Job met a temporary failure: written again at ->due */
 };
 
 struct sig; /* an eligibility class (see sig_for) */
@@ -405,6 +406,8 @@ struct wl {
 	int fits; /* -1 unknown; else whether an empty cluster could */
 	unsigned long fgen; /* inventory generation fits is for */
 	json_t *want;       /* the status last given to a writer */
+	json_t *job;        /* W_FLIGHT, W_AGAIN: the Job being written */
+	int again;          /* temporary failures of its Job write in a row */
 	double placed_at;   /* W_PLACED by a write of ours: when */
 };
 
@@ -1008,7 +1011,7 @@ orphans(void)
 			continue;
 		w = hm_get(S.wls, k);
 		if (w &&
-			(w->state == W_FLIGHT ||
+			(w->state == W_FLIGHT || w->state == W_AGAIN ||
 				(w->state == W_PLACED &&
 					mono() - w->placed_at < ORPHAN_AFTER)))
 			continue;
@@ -1142,6 +1145,7 @@ wl_free_(void *p)
 	free(w->req);
 	json_decref(w->obj);
 	json_decref(w->want);
+	json_decref(w->job);
 	free(w);
 }
 
@@ -1199,7 +1203,8 @@ on_workload(char type, json_t *obj)
 		status_from_job(w, j);
 		return;
 	}
-	if (w->state == W_FLIGHT || w->state == W_PLACED || w->state == W_DONE)
+	if (w->state == W_FLIGHT || w->state == W_AGAIN ||
+		w->state == W_PLACED || w->state == W_DONE)
 		return;
 	ph = str_at(st, "phase", NULL);
 	if (ph && (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"))) {
@@ -1342,9 +1347,12 @@ on_result(struct ev *e)
 			(*n)++;
 			S.metrics_dirty = 1;
 		}
-		if (w && w->state == W_FLIGHT) {
+		if (w && w->state == W_FLIGHT && e->what == T_APPLY &&
+			e->strategy) {
 			w->state = W_PLACED;
 			w->placed_at = mono();
+			json_decref(w->job);
+			w->job = NULL;
 		}
 		return;
 	}
@@ -1360,7 +1368,19 @@ on_result(struct ev *e)
 	else
 		S.failed = 1;
 	err_warn("%s", e->msg);
-	if (e->what == T_APPLY && w && w->state == W_FLIGHT) {
+	if (e->what == T_APPLY && w && w->state == W_FLIGHT && e->temp &&
+		w->job) {
+		/* the server may have the Job or not: keep its devices and
+		 * write the same Job again, spending no retry */
+		double d = 1 << (w->again < 5 ? w->again : 5);
+
+		w->again++;
+		w->state = W_AGAIN;
+		w->due = mono() + d * (0.75 + (double)(rand() % 500) / 1000);
+		if (w->due < S.next_due)
+			S.next_due = w->due;
+		err_warn("workload %s: its Job will be written again", w->key);
+	} else if (e->what == T_APPLY && w && w->state == W_FLIGHT) {
 		/* the Job was not written: free its devices, retry */
 		release(w->uid);
 		json_decref(w->want);
@@ -1643,6 +1663,9 @@ placed(struct wl *w, const struct js_doc *d)
 	free(now);
 	json_decref(devs);
 	w->state = W_FLIGHT;
+	json_decref(w->job);
+	w->job = json_incref(job);
+	w->again = 0;
 	set_status(w, s, job);
 }
 
@@ -1763,9 +1786,14 @@ due(double now)
 	S.next_due = HUGE_VAL;
 	while (hm_next(S.wls, &pos, &k, &v)) {
 		w = v;
-		if (w->state != W_WAIT)
+		if (w->state != W_WAIT && w->state != W_AGAIN)
 			continue;
-		if (w->due <= now) {
+		if (w->due <= now && w->state == W_AGAIN) {
+			w->state = W_FLIGHT;
+			give(T_APPLY, w->uid, json_incref(w->job),
+				w->want ? status_obj(w, json_incref(w->want))
+					: NULL);
+		} else if (w->due <= now) {
 			w->state = W_QUEUED;
 			S.dirty = 1;
 		} else if (w->due < S.next_due) {
