@@ -82,9 +82,9 @@
 	"writers] [-d statedir]\n"                                             \
 	"                   [--context name] [--kubeconfig file]\n"
 
-enum { F_WL, F_NODE, F_JOB, F_CM, F_N, F_RESULT = F_N };
+enum { F_WL, F_NODE, F_JOB, F_CM, F_POD, F_N, F_RESULT = F_N };
 static const char *const feed_name[F_N] = {"gpuworkloads", "nodes", "jobs",
-	"configmaps"};
+	"configmaps", "pods"};
 
 #define MAX_WRITERS 16
 #define READY_EVERY 20.0
@@ -198,8 +198,46 @@ struct feed {
 	struct watch *w;
 	pthread_t th;
 	long events;
+	struct js_doc doc; /* F_POD: the event's object */
 };
 static struct feed feeds[F_N];
+
+/* on_pod_event reads a pod's event where it arrives, parsing nothing
+ * but its phase and its Job's uid, and passes on only a pod that has
+ * ended: its devices are free from then on, before its Job says so. */
+static int
+on_pod_event(const char *type, const char *js, size_t len, void *arg)
+{
+	struct feed *f = arg;
+	struct js_doc *d = &f->doc;
+	int st, md, lab;
+	char *phase, *job;
+	struct ev *e;
+
+	__atomic_add_fetch(&f->events, 1, __ATOMIC_RELAXED);
+	if (js_scan(d, js, len) < 0 || d->t[0].type != JS_OBJECT)
+		return 0;
+	st = js_raw_get(d, 0, "status");
+	md = js_raw_get(d, 0, "metadata");
+	lab = md >= 0 ? js_raw_get(d, md, "labels") : -1;
+	phase = st >= 0 ? js_raw_str(d, js_raw_get(d, st, "phase")) : NULL;
+	job = lab >= 0 ? js_raw_str(d,
+				 js_raw_get(d, lab,
+					 "batch.kubernetes.io/controller-uid"))
+		       : NULL;
+	if (job && phase &&
+		(!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))) {
+		e = ecalloc(1, sizeof *e);
+		e->feed = f->i;
+		e->type = type[0];
+		e->uid = job;
+		job = NULL;
+		post(e);
+	}
+	free(phase);
+	free(job);
+	return 0;
+}
 
 static int
 on_event(const char *type, json_t *obj, void *arg)
@@ -417,6 +455,8 @@ struct job {
 	char *node;
 	int phase; /* P_* */
 	int deleting;
+	int pod_done; /* its pod ended: it holds nothing any more */
+	char *uid;    /* the Job's own */
 };
 
 enum { P_SCHEDULED, P_RUNNING, P_SUCCEEDED, P_FAILED };
@@ -442,6 +482,7 @@ static struct {
 	struct hm *jobs;           /* owner uid -> struct job */
 	struct hm *nodes;          /* name -> struct knode */
 	struct hm *sigs;           /* constraints dump -> struct sig */
+	struct hm *job_owner;      /* Job uid -> its workload's uid */
 	size_t nsigs;
 	int synced; /* bit per feed */
 	int dirty;  /* a pass may place something */
@@ -1054,6 +1095,9 @@ job_free(void *p)
 
 	if (!j)
 		return;
+	if (j->uid)
+		hm_del(S.job_owner, j->uid);
+	free(j->uid);
 	free(j->owner);
 	free(j->node);
 	json_decref(j->obj);
@@ -1116,8 +1160,13 @@ on_job(char type, json_t *obj)
 	j->node = annotation(obj, "canhazgpu.dev/node")
 		? estrdup(annotation(obj, "canhazgpu.dev/node"))
 		: NULL;
+	if (!j->uid && str_at(json_object_get(obj, "metadata"), "uid", NULL)) {
+		j->uid = estrdup(
+			str_at(json_object_get(obj, "metadata"), "uid", NULL));
+		hm_put(S.job_owner, j->uid, estrdup(uid));
+	}
 	j->phase = job_phase(obj);
-	if (j->phase == P_SUCCEEDED || j->phase == P_FAILED)
+	if (j->phase == P_SUCCEEDED || j->phase == P_FAILED || j->pod_done)
 		release(uid);
 	else
 		hold_job(j);
@@ -1129,6 +1178,20 @@ on_job(char type, json_t *obj)
 	if (all_synced() && j->phase < P_SUCCEEDED && j->node &&
 		!hm_get(S.nodes, j->node))
 		delete_job(j, "its node is gone");
+}
+
+/* on_pod: the pod of Job uid job ended; its devices are free. The Job
+ * (backoffLimit 0, one completion) makes no other pod. */
+static void
+on_pod(const char *job)
+{
+	const char *owner = hm_get(S.job_owner, job);
+	struct job *j = owner ? hm_get(S.jobs, owner) : NULL;
+
+	if (!j || j->pod_done)
+		return;
+	j->pod_done = 1;
+	release(j->owner);
 }
 
 /* ---- workloads ---- */
@@ -2140,7 +2203,8 @@ start_feed(int i, const char *resource, const char *ns, const char *label,
 	o.page_limit = 500;
 	o.give_up = 1e9;
 	o.verbose = opt.verbose;
-	f->w = watch_new(f->k, &o, on_event, f);
+	f->w = i == F_POD ? watch_new_raw(f->k, &o, on_pod_event, f)
+			  : watch_new(f->k, &o, on_event, f);
 	if (pthread_create(&f->th, NULL, feed_run, f) != 0)
 		err_die(HAZ_FAIL, "pthread_create failed");
 }
@@ -2310,6 +2374,7 @@ main(int argc, char **argv)
 	S.jobs = hm_new(job_free);
 	S.nodes = hm_new(knode_free);
 	S.sigs = hm_new(NULL);
+	S.job_owner = hm_new(free);
 	inflight = hm_new(free);
 	S.scheduled = hm_new(free);
 	S.next_due = HUGE_VAL;
@@ -2325,6 +2390,7 @@ main(int argc, char **argv)
 	start_feed(F_JOB, "jobs.batch", opt.ns, "canhazgpu.dev/workload", NULL);
 	cm_field = easprintf("metadata.name=%s", opt.cm_name);
 	start_feed(F_CM, "configmaps", opt.cm_ns, NULL, cm_field);
+	start_feed(F_POD, "pods", opt.ns, "canhazgpu.dev/workload", NULL);
 
 	for (;;) {
 		now = mono();
@@ -2356,6 +2422,10 @@ main(int argc, char **argv)
 			case F_CM:
 				if (e->type != 'S')
 					on_configmap(e->type, e->obj);
+				break;
+			case F_POD:
+				if (e->type != 'S')
+					on_pod(e->uid);
 				break;
 			case F_RESULT: on_result(e); break;
 			}
