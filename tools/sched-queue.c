@@ -65,6 +65,7 @@
 #include "err.h"
 #include "hmap.h"
 #include "jbuf.h"
+#include "jload.h"
 #include "jscan.h"
 #include "kube.h"
 #include "kubeconfig.h"
@@ -239,16 +240,49 @@ on_pod_event(const char *type, const char *js, size_t len, void *arg)
 	return 0;
 }
 
+/* skip names what no one reads of an object, so that it is never built:
+ * managedFields everywhere, a Job's spec (its template is ours), a Node's
+ * status but its conditions (images, capacity, daemon endpoints...). */
+static const char *const *
+skip(const char *const *path, int depth, int *keep, void *arg)
+{
+	static const char *const managed[] = {"managedFields", NULL};
+	static const char *const spec[] = {"spec", NULL};
+	static const char *const conditions[] = {"conditions", NULL};
+	const struct feed *f = arg;
+
+	if (depth == 0 && f->i == F_JOB)
+		return spec;
+	if (depth == 1 && path[1] && !strcmp(path[1], "metadata"))
+		return managed;
+	if (depth == 1 && f->i == F_NODE && path[1] &&
+		!strcmp(path[1], "status")) {
+		*keep = 1;
+		return conditions;
+	}
+	return NULL;
+}
+
+/* on_event builds the object of an event, without what skip names, and
+ * queues it for the main thread. */
 static int
-on_event(const char *type, json_t *obj, void *arg)
+on_event(const char *type, const char *js, size_t len, void *arg)
 {
 	struct feed *f = arg;
-	struct ev *e = ecalloc(1, sizeof *e);
+	struct ev *e;
+	json_error_t je;
+	json_t *obj = jl_loadb_skip(js, len, 0, &je, skip, f);
 
+	__atomic_add_fetch(&f->events, 1, __ATOMIC_RELAXED);
+	if (!obj) {
+		err_warn("%s: an object that is no JSON: %s", feed_name[f->i],
+			je.text);
+		return 0;
+	}
+	e = ecalloc(1, sizeof *e);
 	e->feed = f->i;
 	e->type = type[0];
-	e->obj = json_incref(obj);
-	__atomic_add_fetch(&f->events, 1, __ATOMIC_RELAXED);
+	e->obj = obj;
 	post(e);
 	return 0;
 }
@@ -766,23 +800,28 @@ status_obj(const struct wl *w, json_t *s)
 		json_object_get(md, "namespace"), "status", s);
 }
 
-/* same_status says whether a and b agree but for lastTransitionTime. */
+/* same_status says whether a and b agree but for lastTransitionTime:
+ * compared member by member, copying nothing. */
 static int
 same_status(const json_t *a, const json_t *b)
 {
-	json_t *x, *y;
-	int eq;
+	const char *k;
+	const json_t *v;
+	size_t n = 0, m = 0;
 
-	if (!a || !b)
+	if (!json_is_object(a) || !json_is_object(b))
 		return 0;
-	x = json_deep_copy(a);
-	y = json_deep_copy(b);
-	json_object_del(x, "lastTransitionTime");
-	json_object_del(y, "lastTransitionTime");
-	eq = json_equal(x, y);
-	json_decref(x);
-	json_decref(y);
-	return eq;
+	json_object_foreach((json_t *)a, k, v) {
+		if (!strcmp(k, "lastTransitionTime"))
+			continue;
+		if (!json_equal(v, json_object_get(b, k)))
+			return 0;
+		n++;
+	}
+	json_object_foreach((json_t *)b, k, v)
+		if (strcmp(k, "lastTransitionTime"))
+			m++;
+	return n == m;
 }
 
 /* set_status writes s (taken) as w's status unless it is what w has or
@@ -943,8 +982,7 @@ status_from_job(struct wl *w, const struct job *j)
 	 * written with it is not a change */
 	const json_t *cur = w->want ? w->want
 				    : json_object_get(w->obj, "status");
-	json_t *s = json_is_object(cur) ? json_deep_copy(cur) : json_object();
-	json_t *devs = job_devices(j->obj);
+	json_t *s, *devs = job_devices(j->obj);
 	const char *name = str_at(j->obj, "metadata", "name"),
 		   *strat = annotation(j->obj, "canhazgpu.dev/strategy");
 	char *msg, *now;
@@ -954,10 +992,10 @@ status_from_job(struct wl *w, const struct job *j)
 		json_equal(json_object_get(cur, "devices"), devs) &&
 		str_at(cur, "assignedNode", NULL) && j->node &&
 		!strcmp(str_at(cur, "assignedNode", NULL), j->node)) {
-		json_decref(s);
 		json_decref(devs);
 		return;
 	}
+	s = json_is_object(cur) ? json_deep_copy(cur) : json_object();
 	switch (j->phase) {
 	case P_SCHEDULED:
 		msg = easprintf("Job %s created on node %s", name, j->node);
@@ -2203,8 +2241,7 @@ start_feed(int i, const char *resource, const char *ns, const char *label,
 	o.page_limit = 500;
 	o.give_up = 1e9;
 	o.verbose = opt.verbose;
-	f->w = i == F_POD ? watch_new_raw(f->k, &o, on_pod_event, f)
-			  : watch_new(f->k, &o, on_event, f);
+	f->w = watch_new_raw(f->k, &o, i == F_POD ? on_pod_event : on_event, f);
 	if (pthread_create(&f->th, NULL, feed_run, f) != 0)
 		err_die(HAZ_FAIL, "pthread_create failed");
 }
