@@ -199,7 +199,8 @@ struct feed {
 	struct watch *w;
 	pthread_t th;
 	long events;
-	struct js_doc doc; /* F_POD: the event's object */
+	struct js_doc doc;  /* F_POD, F_NODE: the event's object */
+	struct hm *digests; /* F_NODE: name -> uint64_t, what was passed on */
 };
 static struct feed feeds[F_N];
 
@@ -263,6 +264,75 @@ skip(const char *const *path, int depth, int *keep, void *arg)
 	return NULL;
 }
 
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		h = (h ^ *c++) * 1099511628211ULL;
+	return (h ^ 0x100) * 1099511628211ULL; /* ends each part */
+}
+
+/* raw_hash folds token t of d (its raw text, or its type) into h. */
+static uint64_t
+raw_hash(uint64_t h, const struct js_doc *d, int t)
+{
+	if (t < 0)
+		return fnv(h, "-", 1);
+	switch (d->t[t].type) {
+	case JS_STRING:
+	case JS_OBJECT:
+	case JS_ARRAY: return fnv(h, d->t[t].s, d->t[t].len);
+	default: return fnv(h, &d->t[t].type, sizeof d->t[t].type);
+	}
+}
+
+/* node_unchanged says whether the Node event in d changes nothing of what
+ * placement reads (its labels, taints, cordon, Ready condition, devices
+ * and cost annotations) since the last one passed on: a heartbeat is
+ * dropped here, in the watch's thread, before any object is built. */
+static int
+node_unchanged(struct feed *f, const char *type, const struct js_doc *d)
+{
+	int md = js_raw_get(d, 0, "metadata"), sp = js_raw_get(d, 0, "spec"),
+	    st = js_raw_get(d, 0, "status"), ann, conds, c, i;
+	uint64_t h = 14695981039346656037ULL, *old;
+	char *name;
+
+	if (md < 0 || !(name = js_raw_str(d, js_raw_get(d, md, "name"))))
+		return 0;
+	if (type[0] == 'D') {
+		hm_del(f->digests, name);
+		free(name);
+		return 0;
+	}
+	ann = js_raw_get(d, md, "annotations");
+	h = raw_hash(h, d, js_raw_get(d, md, "labels"));
+	h = raw_hash(h, d,
+		ann < 0 ? -1 : js_raw_get(d, ann, "agentaflow.gpu/devices"));
+	h = raw_hash(h, d,
+		ann < 0 ? -1 : js_raw_get(d, ann, "canhazgpu.dev/cost"));
+	h = raw_hash(h, d, sp < 0 ? -1 : js_raw_get(d, sp, "taints"));
+	h = raw_hash(h, d, sp < 0 ? -1 : js_raw_get(d, sp, "unschedulable"));
+	conds = st < 0 ? -1 : js_raw_get(d, st, "conditions");
+	if (conds >= 0 && d->t[conds].type == JS_ARRAY)
+		for (i = 0, c = conds + 1; i < d->t[conds].n;
+			i++, c = d->t[c].next)
+			if (d->t[c].type == JS_OBJECT &&
+				js_raw_eq(d, js_raw_get(d, c, "type"), "Ready"))
+				h = raw_hash(h, d, js_raw_get(d, c, "status"));
+	if ((old = hm_get(f->digests, name)) && *old == h) {
+		free(name);
+		return 1;
+	}
+	old = emalloc(sizeof *old);
+	*old = h;
+	hm_put(f->digests, name, old);
+	free(name);
+	return 0;
+}
+
 /* on_event builds the object of an event, without what skip names, and
  * queues it for the main thread. */
 static int
@@ -271,9 +341,14 @@ on_event(const char *type, const char *js, size_t len, void *arg)
 	struct feed *f = arg;
 	struct ev *e;
 	json_error_t je;
-	json_t *obj = jl_loadb_skip(js, len, 0, &je, skip, f);
+	json_t *obj;
 
 	__atomic_add_fetch(&f->events, 1, __ATOMIC_RELAXED);
+	if (f->i == F_NODE && js_scan(&f->doc, js, len) == 0 &&
+		f->doc.t[0].type == JS_OBJECT &&
+		node_unchanged(f, type, &f->doc))
+		return 0;
+	obj = jl_loadb_skip(js, len, 0, &je, skip, f);
 	if (!obj) {
 		err_warn("%s: an object that is no JSON: %s", feed_name[f->i],
 			je.text);
@@ -2223,6 +2298,7 @@ start_feed(int i, const char *resource, const char *ns, const char *label,
 	double backoff = 0.5;
 
 	f->i = i;
+	f->digests = hm_new(free);
 	if (kc_load(&f->kc, opt.kubeconfig, opt.context) < 0)
 		exit(HAZ_FAIL);
 	f->k = kube_new(&f->kc);
