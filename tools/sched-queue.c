@@ -437,6 +437,28 @@ static struct writer writers[MAX_WRITERS];
 static long busy;           /* tasks given out and not answered */
 static struct hm *inflight; /* uid -> long *: its tasks not answered */
 
+/* delete_job_now deletes Job job in the foreground: it goes, and the
+ * devices it holds stay held, until its pods are gone (the API server's
+ * default for Jobs would orphan them). A Job already gone counts as
+ * deleted. */
+static json_t *
+delete_job_now(struct writer *w, const json_t *job, struct kube_error *e)
+{
+	char *path = ap_path(w->ap, job, 1, e);
+	json_t *body, *res;
+
+	if (!path)
+		return NULL;
+	body = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind",
+		"DeleteOptions", "propagationPolicy", "Foreground");
+	res = kube_request(w->k, "DELETE", path, "application/json", body, e);
+	if (!res && e->status == 404)
+		res = json_null();
+	json_decref(body);
+	free(path);
+	return res;
+}
+
 static void *
 writer_run(void *arg)
 {
@@ -463,7 +485,7 @@ writer_run(void *arg)
 		r->uid = t->uid;
 		r->ok = 1;
 		if (t->what == T_DELETE_JOB) {
-			res = ap_delete(w->ap, t->job, &e);
+			res = delete_job_now(w, t->job, &e);
 		} else {
 			res = t->job ? ap_apply(w->ap, t->job, &e)
 				     : json_null();
@@ -676,11 +698,38 @@ feed(struct sp_state *st, const char *rec, size_t len, const char *what)
 	free(copy);
 }
 
-/* feed_lines feeds every line of text to both states. */
+static char *
+estrndup_(const char *p, size_t n)
+{
+	char *s = emalloc(n + 1);
+
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* swap returns s (taken) with its first from made to, or s. */
+static char *
+swap(char *s, const char *from, const char *to)
+{
+	char *f = strstr(s, from), *r;
+
+	if (!f)
+		return s;
+	r = easprintf("%.*s%s%s", (int)(f - s), s, to, f + strlen(from));
+	free(s);
+	return r;
+}
+
+/* feed_lines feeds every line of text to both states. With whole set,
+ * the node record goes to the state of an empty cluster as ready and
+ * schedulable: a node that is there may come back, so a workload that
+ * only it could hold waits for it instead of spending retries. */
 static void
-feed_lines(const char *text, size_t len, const char *what)
+feed_lines(const char *text, size_t len, const char *what, int whole)
 {
 	const char *p = text, *end = text + len, *nl;
+	char *rec;
 
 	while (p < end) {
 		nl = memchr(p, '\n', (size_t)(end - p));
@@ -688,7 +737,17 @@ feed_lines(const char *text, size_t len, const char *what)
 			nl = end;
 		if (nl > p) {
 			feed(&S.live, p, (size_t)(nl - p), what);
-			feed(&S.cap, p, (size_t)(nl - p), what);
+			if (whole && p == text) {
+				rec = estrndup_(p, (size_t)(nl - p));
+				rec = swap(rec, ",\"ready\":false",
+					",\"ready\":true");
+				rec = swap(rec, ",\"unschedulable\":true",
+					",\"unschedulable\":false");
+				feed(&S.cap, rec, strlen(rec), what);
+				free(rec);
+			} else {
+				feed(&S.cap, p, (size_t)(nl - p), what);
+			}
 		}
 		p = nl + 1;
 	}
@@ -798,7 +857,7 @@ node_feed(const char *name, struct knode *kn, const json_t *obj)
 	}
 	json_decref(kn->uuids);
 	kn->uuids = uuids;
-	feed_lines(b->buf, b->len, what);
+	feed_lines(b->buf, b->len, what, obj != NULL);
 	free(what);
 	S.inv_gen++;
 	S.dirty = 1;
@@ -1513,23 +1572,23 @@ on_result(struct ev *e)
 	busy--;
 	if (n && --*n == 0)
 		hm_del(inflight, e->uid);
-	if (e->ok) {
-		S.writes_ok++;
-		if (e->what == T_APPLY && e->strategy) {
-			if (!(n = hm_get(S.scheduled, e->strategy))) {
-				n = ecalloc(1, sizeof *n);
-				hm_put(S.scheduled, e->strategy, n);
-			}
-			(*n)++;
-			S.metrics_dirty = 1;
+	if (e->what == T_APPLY && e->strategy) {
+		/* the Job was written, whatever became of the status */
+		if (!(n = hm_get(S.scheduled, e->strategy))) {
+			n = ecalloc(1, sizeof *n);
+			hm_put(S.scheduled, e->strategy, n);
 		}
-		if (w && w->state == W_FLIGHT && e->what == T_APPLY &&
-			e->strategy) {
+		(*n)++;
+		S.metrics_dirty = 1;
+		if (w && w->state == W_FLIGHT) {
 			w->state = W_PLACED;
 			w->placed_at = mono();
 			json_decref(w->job);
 			w->job = NULL;
 		}
+	}
+	if (e->ok) {
+		S.writes_ok++;
 		return;
 	}
 	S.writes_err++;
