@@ -2464,7 +2464,7 @@ parse_opts(int argc, char **argv)
 	};
 	const char *cm = "canhazgpu-system/k8shazgpu-config", *tol = "[]";
 	json_error_t je;
-	char *slash;
+	char *slash, *end;
 	int c;
 
 	opt.image = "nvidia/cuda:12.4.1-base-ubuntu22.04";
@@ -2490,8 +2490,10 @@ parse_opts(int argc, char **argv)
 		case 'B': opt.max_backoff = seconds_arg("-B", optarg, 1); break;
 		case 'r': opt.resync = seconds_arg("-r", optarg, 10); break;
 		case 'w':
-			opt.writers = atoi(optarg);
-			if (opt.writers < 1 || opt.writers > MAX_WRITERS) {
+			errno = 0;
+			opt.writers = (int)strtol(optarg, &end, 10);
+			if (!*optarg || *end || errno || opt.writers < 1 ||
+				opt.writers > MAX_WRITERS) {
 				err_warn("-w %s: a number from 1 to %d", optarg,
 					MAX_WRITERS);
 				usage();
