@@ -1060,27 +1060,10 @@ retry(struct wl *w, const char *why, const char *unsched_prefix)
 
 /* ---- jobs ---- */
 
-static int
-job_phase(const json_t *job)
-{
-	const json_t *c, *st = json_object_get(job, "status");
-	size_t i;
-
-	json_array_foreach(json_object_get(st, "conditions"), i, c) {
-		if (strcmp(str_at(c, "status", NULL) ?: "", "True") != 0)
-			continue;
-		if (strcmp(str_at(c, "type", NULL) ?: "", "Complete") == 0)
-			return P_SUCCEEDED;
-		if (strcmp(str_at(c, "type", NULL) ?: "", "Failed") == 0)
-			return P_FAILED;
-	}
-	return json_integer_value(json_object_get(st, "ready")) > 0
-		? P_RUNNING
-		: P_SCHEDULED;
-}
-
-static const char *
-job_failure(const json_t *job)
+/* condition returns the condition of job of type type that is True, or
+ * NULL. */
+static const json_t *
+condition(const json_t *job, const char *type)
 {
 	const json_t *c;
 	size_t i;
@@ -1088,11 +1071,33 @@ job_failure(const json_t *job)
 	json_array_foreach(json_object_get(json_object_get(job, "status"),
 				   "conditions"),
 		i, c) {
-		if (strcmp(str_at(c, "type", NULL) ?: "", "Failed") == 0 &&
-			str_at(c, "message", NULL))
-			return str_at(c, "message", NULL);
+		if (!strcmp(str_at(c, "type", NULL) ?: "", type) &&
+			!strcmp(str_at(c, "status", NULL) ?: "", "True"))
+			return c;
 	}
-	return "see the Job";
+	return NULL;
+}
+
+static int
+job_phase(const json_t *job)
+{
+	if (condition(job, "Complete"))
+		return P_SUCCEEDED;
+	if (condition(job, "Failed"))
+		return P_FAILED;
+	return json_integer_value(
+		       json_object_get(json_object_get(job, "status"),
+			       "ready")) > 0
+		? P_RUNNING
+		: P_SCHEDULED;
+}
+
+static const char *
+job_failure(const json_t *job)
+{
+	const char *m = str_at(condition(job, "Failed"), "message", NULL);
+
+	return m ? m : "see the Job";
 }
 
 static json_t *
