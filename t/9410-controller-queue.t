@@ -11,22 +11,6 @@ need_cluster
 NS=t9410
 k() { k8shazgpu-sim kubectl "$@"; }
 
-# SECONDS WHAT CMD...: wait until CMD succeeds printing nothing; else say
-# WHAT is not gone, and fail.
-gone() {
-	gone_s=$1 gone_what=$2
-	shift 2
-	eventually "$gone_s" prints_nothing "$@" && return 0
-	echo "t9410: $gone_what not gone after $gone_s s" >&2
-	return 1
-}
-prints_nothing() { out=$("$@") && [ -z "$out" ]; }
-# The processes of every controller started still running (a zombie has
-# ended).
-ctl_running() {
-	[ ! -f "$SCRATCH/ctl.pids" ] ||
-		ps -e -o pgid=,pid=,stat= | awk 'NR == FNR {g[$1]; next} ($1 in g) && $3 !~ /^Z/' "$SCRATCH/ctl.pids" -
-}
 my_slices() {
 	k get resourceslices -o json | jq -r '.items[] | select(.spec.nodeName // "" | startswith("t9410-")) | .metadata.name'
 }

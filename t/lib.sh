@@ -112,6 +112,24 @@ eventually() {
 	done
 }
 
+# gone SECONDS WHAT CMD...: wait until CMD succeeds printing nothing; else
+# say WHAT is not gone, and fail.
+gone() {
+	gone_s=$1 gone_what=$2
+	shift 2
+	eventually "$gone_s" prints_nothing "$@" && return 0
+	echo "$T_NAME: $gone_what not gone after $gone_s s" >&2
+	return 1
+}
+prints_nothing() { out=$("$@") && [ -z "$out" ]; }
+
+# ctl_running prints the processes still running (a zombie has ended) of
+# the process groups listed in $SCRATCH/ctl.pids, one a line.
+ctl_running() {
+	[ ! -f "$SCRATCH/ctl.pids" ] ||
+		ps -e -o pgid=,pid=,stat= | awk 'NR == FNR {g[$1]; next} ($1 in g) && $3 !~ /^Z/' "$SCRATCH/ctl.pids" -
+}
+
 # free_port prints a TCP port from 12000 to 19999 that no socket uses now:
 # below the range k8shazgpu-sim takes its ports from, so a cluster started
 # at the same time does not take it either.
