@@ -1,7 +1,7 @@
-/* gpuobj: gpu records to node labels, resources and DRA devices. */
+/* gpuobj: gpu records to node labels, resources and DRA devices; the
+ * checks of a record are in gpuobj_check.c. */
 #include <ctype.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,232 +11,6 @@
 #include "kname.h"
 #include "mig.h"
 #include "quantity.h"
-
-/* ---- record checks ----------------------------------------------------- */
-
-enum ftype {
-	F_STRING,  /* a string */
-	F_ATTR,    /* a string a DRA attribute takes: at most 64 bytes */
-	F_INT,     /* an integer from 0 to max */
-	F_PCT,     /* a number from 0 to 100 */
-	F_BOOL,    /* true or false */
-	F_HEALTH,  /* "ok", "warn" or "unhealthy" */
-	F_REASONS, /* an array of strings */
-	F_PROFILE, /* a MIG profile name */
-	F_NODE,    /* a node name leaving room for slice names */
-	F_MIG,     /* null or an object of mig_fields */
-};
-
-struct field {
-	const char *key;
-	enum ftype type;
-	int required; /* absent is bad; null is always bad for these */
-	long long max;
-};
-
-#define MEMORY_MAX ((1LL << GOBJ_MEMORY_MAX_MIB_SHIFT) - 1)
-
-static const struct field gpu_fields[] = {
-	{"node", F_NODE, 1, 0},
-	{"index", F_INT, 1, INT_MAX},
-	{"uuid", F_ATTR, 0, 0},
-	{"name", F_ATTR, 0, 0},
-	{"product", F_STRING, 0, 0},
-	{"memory_mib", F_INT, 0, MEMORY_MAX},
-	{"memory_used_mib", F_INT, 0, MEMORY_MAX},
-	{"util_pct", F_PCT, 0, 0},
-	{"temp_c", F_INT, 0, INT_MAX},
-	{"power_w", F_INT, 0, INT_MAX},
-	{"power_limit_w", F_INT, 0, INT_MAX},
-	{"ecc_errors", F_INT, 0, LLONG_MAX},
-	{"driver_version", F_STRING, 0, 0},
-	{"cuda_version", F_STRING, 0, 0},
-	{"compute_cap", F_STRING, 0, 0},
-	{"pci_bus_id", F_STRING, 0, 0},
-	{"mig_enabled", F_BOOL, 0, 0},
-	{"mig", F_MIG, 0, 0},
-	{"health", F_HEALTH, 1, 0},
-	{"health_reasons", F_REASONS, 0, 0},
-};
-
-static const struct field mig_fields[] = {
-	{"profile", F_PROFILE, 1, 0},
-	{"parent_uuid", F_ATTR, 0, 0},
-	{"device", F_INT, 1, INT_MAX},
-	{"gi", F_INT, 0, INT_MAX},
-	{"ci", F_INT, 0, INT_MAX},
-};
-
-enum { ATTR_MAX = 64 }; /* resource.k8s.io: a string attribute's bytes */
-
-/* clean_string: v is a string that holds no "\u0000", so that
- * json_string_value gives all of it. */
-static int
-clean_string(const json_t *v)
-{
-	return json_is_string(v) &&
-		strlen(json_string_value(v)) == json_string_length(v);
-}
-
-static int
-is_health(const char *h)
-{
-	return !strcmp(h, "ok") || !strcmp(h, "warn") ||
-		!strcmp(h, "unhealthy");
-}
-
-/* string_array: v is an array of clean strings. */
-static int
-string_array(const json_t *v)
-{
-	const json_t *s;
-	size_t i;
-
-	if (!json_is_array(v))
-		return 0;
-	json_array_foreach(v, i, s)
-		if (!clean_string(s))
-			return 0;
-	return 1;
-}
-
-/* field_ok says whether v, not null, is of f's type and range. */
-static int
-field_ok(const struct field *f, const json_t *v, size_t node_max)
-{
-	struct mig_profile p;
-	double d;
-
-	switch (f->type) {
-	case F_STRING: return clean_string(v);
-	case F_ATTR:
-		return clean_string(v) && json_string_length(v) <= ATTR_MAX;
-	case F_INT:
-		return json_is_integer(v) && json_integer_value(v) >= 0 &&
-			json_integer_value(v) <= f->max;
-	case F_PCT:
-		d = json_number_value(v);
-		return json_is_number(v) && isfinite(d) && d >= 0 && d <= 100;
-	case F_BOOL: return json_is_boolean(v);
-	case F_HEALTH:
-		return clean_string(v) && is_health(json_string_value(v));
-	case F_REASONS: return string_array(v);
-	case F_PROFILE:
-		return clean_string(v) &&
-			mig_parse(json_string_value(v), &p) == 0;
-	case F_NODE:
-		return clean_string(v) &&
-			kn_is_dns_subdomain(json_string_value(v), node_max);
-	case F_MIG: return json_is_object(v);
-	}
-	return 0;
-}
-
-/* what_it_must_be says in words what f must hold. */
-static void
-what_it_must_be(const struct field *f, const json_t *v, size_t node_max,
-	char *buf, size_t n)
-{
-	switch (f->type) {
-	case F_STRING:
-		snprintf(buf, n,
-			json_is_string(v) ? "a string without \\u0000"
-					  : "a string");
-		break;
-	case F_ATTR:
-		snprintf(buf, n, "a string of at most %d bytes without \\u0000",
-			ATTR_MAX);
-		break;
-	case F_INT:
-		if (f->max == LLONG_MAX)
-			snprintf(buf, n, "a non-negative integer");
-		else
-			snprintf(buf, n, "an integer from 0 to %lld", f->max);
-		break;
-	case F_PCT: snprintf(buf, n, "a number from 0 to 100"); break;
-	case F_BOOL: snprintf(buf, n, "true or false"); break;
-	case F_HEALTH:
-		snprintf(buf, n, "\"ok\", \"warn\" or \"unhealthy\"");
-		break;
-	case F_REASONS:
-		snprintf(buf, n, "an array of strings without \\u0000");
-		break;
-	case F_PROFILE:
-		snprintf(buf, n, "a MIG profile name such as \"1g.10gb\"");
-		break;
-	case F_NODE:
-		snprintf(buf, n,
-			"a node name: a DNS subdomain of at most %zu bytes",
-			node_max);
-		break;
-	case F_MIG: snprintf(buf, n, "null or an object"); break;
-	}
-}
-
-void
-gobj_shown(const json_t *v, char *buf, size_t n)
-{
-	char *s = json_dumps(v,
-		JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
-
-	if (!s)
-		err_die(HAZ_FAIL, "json_dumps: out of memory");
-	if (strlen(s) > 48)
-		snprintf(buf, n, "%.45s...", s);
-	else
-		snprintf(buf, n, "%s", s);
-	free(s);
-}
-
-/* check_fields checks the fields of obj (prefix names its place, "" or
- * "mig.") against fields[0..nf). Returns 0, or -1 with why. */
-static int
-check_fields(const json_t *obj, const char *prefix, const struct field *fields,
-	size_t nf, size_t node_max, char *why, size_t n)
-{
-	char must[96], val[64];
-	const json_t *v;
-	size_t i;
-
-	for (i = 0; i < nf; i++) {
-		v = json_object_get(obj, fields[i].key);
-		if (!v && fields[i].required) {
-			snprintf(why, n, "field \"%s%s\" is missing", prefix,
-				fields[i].key);
-			return -1;
-		}
-		if (!v || (json_is_null(v) && !fields[i].required))
-			continue;
-		if (json_is_null(v) || !field_ok(&fields[i], v, node_max)) {
-			what_it_must_be(&fields[i], v, node_max, must,
-				sizeof must);
-			gobj_shown(v, val, sizeof val);
-			snprintf(why, n, "field \"%s%s\" must be %s, not %s",
-				prefix, fields[i].key, must, val);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int
-gobj_check(const json_t *rec, const char *driver, char *why, size_t n)
-{
-	size_t room = strlen(driver) + GOBJ_SLICE_NAME_EXTRA;
-	size_t node_max = room < KN_SUBDOMAIN_MAX ? KN_SUBDOMAIN_MAX - room : 0;
-	const json_t *m = json_object_get(rec, "mig");
-
-	if (check_fields(rec, "", gpu_fields,
-		    sizeof gpu_fields / sizeof *gpu_fields, node_max, why,
-		    n) < 0)
-		return -1;
-	if (json_is_object(m) &&
-		check_fields(m, "mig.", mig_fields,
-			sizeof mig_fields / sizeof *mig_fields, node_max, why,
-			n) < 0)
-		return -1;
-	return 0;
-}
 
 /* ---- small accessors ------------------------------------------------- */
 
@@ -276,6 +50,88 @@ static int
 is_unhealthy(const json_t *gpu)
 {
 	return strcmp(sget(gpu, "health"), "unhealthy") == 0;
+}
+
+/* ---- holds on the host ------------------------------------------------- */
+
+/* holds_by_index returns an object mapping the index (in decimal) of
+ * every GPU some record of gpus marks held to the first such record's
+ * hold (borrowed from it). A MIG device carries its parent's index, so
+ * one held record withholds every device of that GPU. */
+static json_t *
+holds_by_index(const json_t *gpus)
+{
+	json_t *holds = json_object(), *h;
+	const json_t *g;
+	char key[24];
+	size_t i;
+
+	json_array_foreach(gpus, i, g) {
+		h = json_object_get(g, "held");
+		snprintf(key, sizeof key, "%lld", iget(g, "index", 0));
+		if (json_is_object(h) && !json_object_get(holds, key))
+			json_object_set(holds, key, h);
+	}
+	return holds;
+}
+
+/* hold_of is the hold on g's GPU in holds (see holds_by_index), or NULL
+ * when the host holds none. */
+static const json_t *
+hold_of(const json_t *holds, const json_t *g)
+{
+	char key[24];
+
+	snprintf(key, sizeof key, "%lld", iget(g, "index", 0));
+	return json_object_get(holds, key);
+}
+
+/* offered: g is a device Kubernetes may have, neither unhealthy nor on a
+ * GPU the host holds. */
+static int
+offered(const json_t *holds, const json_t *g)
+{
+	return is_device(g) && !is_unhealthy(g) && !hold_of(holds, g);
+}
+
+static int
+by_gpu(const void *a, const void *b)
+{
+	long long x = json_integer_value(json_object_get(*(json_t **)a, "gpu"));
+	long long y = json_integer_value(json_object_get(*(json_t **)b, "gpu"));
+
+	return (x > y) - (x < y);
+}
+
+/* host_holds returns the canhazgpu.dev/host-holds document: one entry
+ * per held GPU, by index, naming the holder; NULL when none is held. */
+static json_t *
+host_holds(const json_t *holds)
+{
+	static const char *const keys[] = {"user", "type", "since", "expires",
+		"note"};
+	size_t n = json_object_size(holds), i = 0, k;
+	json_t **entry, *list, *h, *v;
+	const char *idx;
+
+	if (!n)
+		return NULL;
+	entry = ecalloc(n, sizeof *entry);
+	json_object_foreach((json_t *)holds, idx, h) {
+		entry[i] = json_pack("{s:I}", "gpu", (json_int_t)atoll(idx));
+		for (k = 0; k < sizeof keys / sizeof *keys; k++) {
+			v = json_object_get(h, keys[k]);
+			json_object_set(entry[i], keys[k],
+				json_is_string(v) ? v : json_null());
+		}
+		i++;
+	}
+	qsort(entry, n, sizeof *entry, by_gpu);
+	list = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, entry[i]);
+	free(entry);
+	return list;
 }
 
 static void
@@ -477,10 +333,11 @@ whole_gpu_labels(json_t *labels, const json_t *first, size_t count)
 		sget(first, "cuda_version"), 0);
 }
 
-/* mig_labels adds nvidia.com/mig-<profile>.count, .memory, .slices.gi and
- * .slices.ci for every profile present. */
+/* mig_labels adds nvidia.com/mig-<profile>.count (the devices of the
+ * profile offered: "0" when none is), .memory, .slices.gi and .slices.ci
+ * for every profile present. */
 static void
-mig_labels(json_t *labels, const json_t *gpus)
+mig_labels(json_t *labels, const json_t *gpus, const json_t *holds)
 {
 	char key[160], name[KN_LABEL_MAX + 1];
 	struct mig_profile p;
@@ -497,7 +354,8 @@ mig_labels(json_t *labels, const json_t *gpus)
 		snprintf(key, sizeof key, "nvidia.com/mig-%s.count", name);
 		cur = json_object_get(labels, key);
 		setfmt(labels, key,
-			cur ? atoll(json_string_value(cur)) + 1 : 1);
+			(cur ? atoll(json_string_value(cur)) : 0) +
+				offered(holds, g));
 		snprintf(key, sizeof key, "nvidia.com/mig-%s.memory", name);
 		setfmt(labels, key, mig_memory_mib(&p));
 		snprintf(key, sizeof key, "nvidia.com/mig-%s.slices.gi", name);
@@ -556,7 +414,7 @@ summary(const json_t *gpus, double *util_avg)
 
 /* device_list returns the agentaflow.gpu/devices document. */
 static json_t *
-device_list(const json_t *gpus)
+device_list(const json_t *gpus, const json_t *holds)
 {
 	json_t *list = json_array();
 	const json_t *g;
@@ -567,7 +425,7 @@ device_list(const json_t *gpus)
 
 		json_array_append_new(list,
 			json_pack(
-				"{s:I, s:s?, s:s?, s:I, s:O?, s:O?, s:b, s:s?, s:s?, s:s?, s:O*}",
+				"{s:I, s:s?, s:s?, s:I, s:O?, s:O?, s:b, s:s?, s:s?, s:s?, s:b, s:O*}",
 				"index", (json_int_t)iget(g, "index", 0),
 				"uuid", sget(g, "uuid"), "product",
 				sget(g, "product"), "memory_mib",
@@ -580,7 +438,8 @@ device_list(const json_t *gpus)
 				"mig", m ? sget(m, "profile") : NULL,
 				"parent_uuid",
 				m ? sget(m, "parent_uuid") : NULL, "health",
-				sget(g, "health"), "reasons",
+				sget(g, "health"), "held",
+				hold_of(holds, g) != NULL, "reasons",
 				json_array_size(
 					json_object_get(g, "health_reasons"))
 					? json_object_get(g, "health_reasons")
@@ -622,8 +481,9 @@ json_t *
 gobj_metadata(const json_t *gpus, time_t now)
 {
 	json_t *labels = json_object(), *ann = json_object();
+	json_t *holds = holds_by_index(gpus), *held = host_holds(holds);
 	const json_t *g, *first = NULL;
-	size_t i, whole = 0, usable = 0;
+	size_t i, whole = 0, free_gpus = 0, usable = 0;
 	char stamp[32];
 	struct tm tm;
 	double util;
@@ -631,7 +491,9 @@ gobj_metadata(const json_t *gpus, time_t now)
 	json_array_foreach(gpus, i, g) {
 		if (!mig_of(g) && !whole++)
 			first = g;
-		usable += is_device(g) && !is_unhealthy(g);
+		free_gpus += !mig_of(g) && !is_unhealthy(g) &&
+			!hold_of(holds, g);
+		usable += offered(holds, g);
 	}
 	if (first)
 		whole_gpu_labels(labels, first, whole);
@@ -640,16 +502,20 @@ gobj_metadata(const json_t *gpus, time_t now)
 			mig_capable(gpus) ? "true" : "false");
 		setstr(labels, "nvidia.com/mig.strategy",
 			has_mig(gpus) ? "mixed" : "none");
-		mig_labels(labels, gpus);
+		mig_labels(labels, gpus, holds);
 	}
 	json_object_set_new(ann, "agentaflow.gpu/status",
 		as_string(summary(gpus, &util)));
 	setstr(labels, "agentaflow.gpu/enabled", whole ? "true" : "false");
 	setstr(labels, "agentaflow.gpu/schedulable", usable ? "true" : "false");
-	setfmt(labels, "agentaflow.gpu/count", (long long)whole);
+	setfmt(labels, "agentaflow.gpu/count", (long long)free_gpus);
 	setstr(labels, "agentaflow.gpu/utilization-tier", tier(util));
 	json_object_set_new(ann, "agentaflow.gpu/devices",
-		as_string(device_list(gpus)));
+		as_string(device_list(gpus, holds)));
+	if (held)
+		json_object_set_new(ann, "canhazgpu.dev/host-holds",
+			as_string(held));
+	json_decref(holds);
 	gmtime_r(&now, &tm);
 	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
 	setstr(ann, "agentaflow.gpu/last-update", stamp);
@@ -670,6 +536,7 @@ json_t *
 gobj_resources(const json_t *gpus)
 {
 	json_t *cap = json_object(), *alloc = json_object();
+	json_t *holds = holds_by_index(gpus);
 	char key[96], name[KN_LABEL_MAX + 1];
 	const json_t *g, *m;
 	size_t i;
@@ -686,9 +553,10 @@ gobj_resources(const json_t *gpus)
 		bump(cap, key);
 		if (!json_object_get(alloc, key))
 			setstr(alloc, key, "0");
-		if (!is_unhealthy(g))
+		if (offered(holds, g))
 			bump(alloc, key);
 	}
+	json_decref(holds);
 	return json_pack("{s:o, s:o}", "capacity", cap, "allocatable", alloc);
 }
 
@@ -778,13 +646,14 @@ device(const json_t *g)
 json_t *
 gobj_devices(const json_t *gpus)
 {
-	json_t *devs = json_array();
+	json_t *devs = json_array(), *holds = holds_by_index(gpus);
 	const json_t *g;
 	size_t i;
 
 	json_array_foreach(gpus, i, g)
-		if (is_device(g) && !is_unhealthy(g))
+		if (offered(holds, g))
 			json_array_append_new(devs, device(g));
+	json_decref(holds);
 	return devs;
 }
 

@@ -1,15 +1,23 @@
 /* gpuobj: what a node's `gpu` records (gpu-probe(1)) become in Kubernetes.
  *
- * One node's records give:
+ * A device is offered to Kubernetes when it is not unhealthy and its GPU
+ * is not held on the host: a record carrying a `held` object (added by
+ * gpu-reserve(1) mark) holds its GPU, and every record of that index
+ * with it (a MIG device carries its parent's index). One node's records
+ * give:
  * - labels compatible with NVIDIA GPU feature discovery (nvidia.com/gpu.*,
  *   nvidia.com/cuda.*, nvidia.com/mig.*, nvidia.com/mig-<profile>.*) and
  *   the AgentaFlow ones (agentaflow.gpu/enabled and others), plus the
- * annotations agentaflow.gpu/devices, /status and /last-update;
+ *   annotations agentaflow.gpu/devices, /status and /last-update, and
+ *   canhazgpu.dev/host-holds while the host holds a GPU; the physical
+ *   labels (nvidia.com/gpu.count, gpu.present, agentaflow.gpu/enabled)
+ *   count every GPU, those saying what is usable (nvidia.com/mig-<p>.count,
+ *   agentaflow.gpu/count and /schedulable) only what is offered;
  * - extended resources: nvidia.com/gpu for whole GPUs without MIG, and
  *   nvidia.com/mig-<profile> per MIG profile; capacity counts every device,
- *   allocatable only those not unhealthy;
- * - DRA devices: one per whole GPU without MIG and one per MIG device, not
- *   unhealthy, with attributes named as NVIDIA's DRA driver names them.
+ *   allocatable only those offered;
+ * - DRA devices: one per whole GPU without MIG and one per MIG device,
+ *   offered, with attributes named as NVIDIA's DRA driver names them.
  * Label values and the profile part of keys built from input go through
  * kn_label_value (kname.h), so every object is one the API server takes.
  *
@@ -32,12 +40,17 @@ enum {
 	/* the room a ResourceSlice name takes beyond the node name and the
 	 * driver: "-<i>." with up to 10 digits of i */
 	GOBJ_SLICE_NAME_EXTRA = 12,
+	/* the longest string member of a record's held object */
+	GOBJ_HOLD_TEXT_MAX = 1024,
 };
 
 /* gobj_check says whether rec is a gpu record claim-make can publish:
  * every field of the documented type and range (see claim-make(1)), node
- * a node name that leaves room for the ResourceSlice names of driver, no
- * string holding "\u0000". Returns 0, or -1 with why filled (n bytes) as
+ * a node name that leaves room for the ResourceSlice names of driver,
+ * held null or an object whose type is "run", "manual", "unreserved" or
+ * "error" and whose user, actual_user, since, expires and note are null
+ * or strings of at most GOBJ_HOLD_TEXT_MAX bytes, no string holding
+ * "\u0000". Returns 0, or -1 with why filled (n bytes) as
  * `field "memory_mib" must be an integer from 0 to ..., not "abc"`. */
 int gobj_check(const json_t *rec, const char *driver, char *why, size_t n);
 
@@ -54,15 +67,19 @@ void gobj_shown(const json_t *v, char *buf, size_t n);
 char *gobj_device_name(const json_t *rec, char *buf);
 
 /* gobj_metadata returns {"labels":{...},"annotations":{...}} for the node;
- * now stamps agentaflow.gpu/last-update. */
+ * now stamps agentaflow.gpu/last-update. Each entry of
+ * agentaflow.gpu/devices says whether its GPU is held ("held": true or
+ * false); canhazgpu.dev/host-holds, present only when some GPU is held,
+ * lists [{"gpu","user","type","since","expires","note"}] by index. */
 json_t *gobj_metadata(const json_t *gpus, time_t now);
 
 /* gobj_resources returns {"capacity":{...},"allocatable":{...}} holding
- * only the nvidia.com/ extended resources. */
+ * only the nvidia.com/ extended resources; allocatable counts the devices
+ * offered. */
 json_t *gobj_resources(const json_t *gpus);
 
 /* gobj_devices returns the array of DRA devices (resource.k8s.io/v1 shape:
- * name, attributes, capacity) for the node's allocatable devices. */
+ * name, attributes, capacity) for the node's devices offered. */
 json_t *gobj_devices(const json_t *gpus);
 
 /* gobj_slices cuts devices into ResourceSlice objects of at most 128

@@ -382,11 +382,14 @@ field(struct jb *out, const json_t *d, const char *key, const char *def)
 		jb_raw(out, def ? def : "null");
 }
 
-/* gpu appends the gpu record of device d of node name. */
+/* gpu appends the gpu record of device d of node name. A device whose
+ * GPU the host holds is written unhealthy: sched-pick places nothing on
+ * it, as on an unhealthy one, until the hold goes. */
 static void
 gpu(struct jb *out, const char *name, const json_t *d)
 {
 	const json_t *mig = json_object_get(d, "mig");
+	const json_t *held = json_object_get(d, "held");
 
 	jb_raw(out, "{\"kind\":\"gpu\",\"node\":");
 	jb_str(out, name);
@@ -397,7 +400,10 @@ gpu(struct jb *out, const char *name, const json_t *d)
 	field(out, d, "memory_used_mib", NULL);
 	field(out, d, "util_pct", NULL);
 	field(out, d, "mig_enabled", "false");
-	field(out, d, "health", "\"ok\"");
+	if (held && !json_is_null(held) && !json_is_false(held))
+		jb_raw(out, ",\"health\":\"unhealthy\"");
+	else
+		field(out, d, "health", "\"ok\"");
 	jb_raw(out, ",\"mig\":");
 	if (mig && !json_is_null(mig) && !json_is_false(mig)) {
 		jb_raw(out, "{\"profile\":");

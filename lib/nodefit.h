@@ -87,6 +87,10 @@ int nf_eligible(const json_t *node, const json_t *tolerations,
  * "ok" when absent or null, mig {"profile":<mig>,"parent_uuid":...} when
  * the device's mig is neither absent, null nor false, else null. Values
  * of the wrong type are copied, not mended, for sched-pick to refuse.
+ * A device whose "held" is neither absent, null nor false (claim-make
+ * writes true while the host holds its GPU, see gpu-reserve(1) mark) has
+ * health "unhealthy", whatever its own, so that sched-pick places
+ * nothing on it while the hold lasts.
  *
  * Returns the number of gpu records written: 0 without the annotation;
  * -1, after the node record alone, when the annotation is there but no
@@ -96,11 +100,12 @@ int nf_records(const json_t *node, const json_t *extra_labels, struct jb *out);
 /* nf_digest returns a 64-bit FNV-1a hash of exactly the parts of node
  * that nf_records and nf_eligible read: metadata.name and labels, whether
  * it is Ready, spec.unschedulable and spec.taints, and the annotations
- * agentaflow.gpu/devices and canhazgpu.dev/cost (JSON dumped with sorted
- * keys, absent told from empty). Equal for nodes that differ elsewhere
- * only (heartbeat times, resourceVersion, other annotations), the same
- * in every run of the same binary; a different digest may still give
- * the same records. */
+ * agentaflow.gpu/devices (so also whether a device is held) and
+ * canhazgpu.dev/cost (JSON dumped with sorted keys, absent told from
+ * empty). Equal for nodes that differ elsewhere only (heartbeat times,
+ * resourceVersion, other annotations such as canhazgpu.dev/host-holds),
+ * the same in every run of the same binary; a different digest may still
+ * give the same records. */
 uint64_t nf_digest(const json_t *node);
 
 #endif

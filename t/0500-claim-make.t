@@ -352,4 +352,142 @@ current-context: x
 K
 	claim-make -a --kubeconfig kc -N n1 </dev/null >/dev/null 2>err; test $? -eq 75 &&
 	grep -q "https://127.0.0.1:1" err'
+# ---- GPUs held on the host (gpu-reserve mark) ----
+
+# hold USER TYPE: the held member gpu-reserve mark adds, for jq --argjson
+hold() {
+	jq -n -c --arg u "$1" --arg t "$2" '{user: (if $u == "" then null else $u end),
+		actual_user: (if $u == "" then null else $u end), type: $t,
+		since: "2026-11-24T01:02:03Z", expires: (if $t == "manual" then "2026-11-24T01:32:03Z" else null end),
+		note: null}'
+}
+alice=$(hold alice manual)
+# small: 4 H200 cut into 28 1g.10gb. Batch 1 as mark writes it with GPU 0
+# held by alice (its record and its seven MIG devices marked), batch 2
+# after she released it (no held member at all).
+{
+	jq -c --argjson h "$alice" 'if .index == 0 then . + {held: $h} else . end' "$F/small.ndjson"
+	echo '{"kind":"flush"}'
+	cat "$F/small.ndjson"
+} >small-held.in
+
+check_output 'a held MIG GPU withholds its seven devices, then gives them back: every object, exactly' \
+	'claim-make -x small-held.in' <"$F/small-held.expect"
+
+check_output 'held: labels counting what is usable follow the slice, physical ones stay; capacity counts all' '
+	claim-make -x small-held.in | jq -r "select(.kind == \"Node\") | [
+		(.metadata.labels | \"gpu.count=\(.[\"nvidia.com/gpu.count\"]) mig-1g.10gb.count=\(.[\"nvidia.com/mig-1g.10gb.count\"]) agentaflow.gpu/count=\(.[\"agentaflow.gpu/count\"]) schedulable=\(.[\"agentaflow.gpu/schedulable\"])\"),
+		(.status | \"capacity=\(.capacity[\"nvidia.com/mig-1g.10gb\"]) allocatable=\(.allocatable[\"nvidia.com/mig-1g.10gb\"])\")] | join(\" \")"' <<'EOF'
+gpu.count=4 mig-1g.10gb.count=21 agentaflow.gpu/count=3 schedulable=true capacity=28 allocatable=21
+gpu.count=4 mig-1g.10gb.count=28 agentaflow.gpu/count=4 schedulable=true capacity=28 allocatable=28
+EOF
+
+check_output 'held: no device of GPU 0 in the slice; all 28 back after the release' '
+	claim-make small-held.in | jq -r "select(.kind == \"ResourceSlice\") | .spec.devices | map(.name | sub(\"-mig-1g-10gb-[0-9]\$\"; \"\")) | group_by(.) | map(\"\(.[0])x\(length)\") | join(\" \")"' <<'EOF'
+gpu-1x7 gpu-2x7 gpu-3x7
+gpu-0x7 gpu-1x7 gpu-2x7 gpu-3x7
+EOF
+
+check_output 'held: canhazgpu.dev/host-holds names the holder, then is gone; devices say held' '
+	claim-make small-held.in | jq -r "select(.kind == \"Node\") | .metadata.annotations
+		| (.[\"canhazgpu.dev/host-holds\"] // \"absent\"),
+		  (.[\"agentaflow.gpu/devices\"] | fromjson | group_by(.index) | map(\"\(.[0].index):\(map(.held) | unique | map(tostring) | join(\",\"))x\(length)\") | join(\" \"))"' <<'EOF'
+[{"gpu":0,"user":"alice","type":"manual","since":"2026-11-24T01:02:03Z","expires":"2026-11-24T01:32:03Z","note":null}]
+0:truex8 1:falsex8 2:falsex8 3:falsex8
+absent
+0:falsex8 1:falsex8 2:falsex8 3:falsex8
+EOF
+
+# A whole GPU with MIG off (GPU 1 of the A100 node) used without a
+# reservation: nvidia.com/gpu goes from allocatable, not from capacity.
+check_output 'a held whole GPU: not allocatable, not in the slice, not counted; unhealthy MIG device beside it' '
+	jq -c --argjson h "$(hold "" unreserved)" "if .index == 1 then . + {held: \$h} else . end" "$F/a100-mixed.ndjson" |
+	claim-make -x | jq -c "if .kind == \"Node\" then [.status, (.metadata.labels | with_entries(select(.key | test(\"count|schedulable\")))),
+		.metadata.annotations[\"canhazgpu.dev/host-holds\"]] else [.spec.devices[].name] end"' <<'EOF'
+[{"capacity":{"nvidia.com/mig-3g.40gb":"1","nvidia.com/mig-1c.3g.40gb":"1","nvidia.com/gpu":"1"},"allocatable":{"nvidia.com/mig-3g.40gb":"1","nvidia.com/mig-1c.3g.40gb":"0","nvidia.com/gpu":"0"}},{"nvidia.com/gpu.count":"2","nvidia.com/mig-3g.40gb.count":"1","nvidia.com/mig-1c.3g.40gb.count":"0","agentaflow.gpu/schedulable":"true","agentaflow.gpu/count":"1"},"[{\"gpu\":1,\"user\":null,\"type\":\"unreserved\",\"since\":\"2026-11-24T01:02:03Z\",\"expires\":null,\"note\":null}]"]
+["gpu-0-mig-3g-40gb-0"]
+EOF
+
+check_output 'every GPU held: nothing offered, counts 0, the slice gone, host-holds by index' '
+	jq -c --argjson a "$alice" --argjson b "$(hold bob run)" "if .index == 1 then . + {held: \$b} else . + {held: \$a} end" "$F/a100-mixed.ndjson" |
+	claim-make -x | jq -c "[.status, (.metadata.labels | with_entries(select(.key | test(\"count|schedulable|enabled\")))),
+		(.metadata.annotations[\"canhazgpu.dev/host-holds\"] | fromjson | map([.gpu, .user, .type]))]"' <<'EOF'
+[{"capacity":{"nvidia.com/mig-3g.40gb":"1","nvidia.com/mig-1c.3g.40gb":"1","nvidia.com/gpu":"1"},"allocatable":{"nvidia.com/mig-3g.40gb":"0","nvidia.com/mig-1c.3g.40gb":"0","nvidia.com/gpu":"0"}},{"nvidia.com/gpu.count":"2","nvidia.com/mig-3g.40gb.count":"0","nvidia.com/mig-1c.3g.40gb.count":"0","agentaflow.gpu/enabled":"true","agentaflow.gpu/schedulable":"false","agentaflow.gpu/count":"0"},[[0,"alice","manual"],[1,"bob","run"]]]
+EOF
+
+# mark marks every record of a held GPU; should one record alone carry
+# the mark (the parent, or one MIG device), the whole GPU is still
+# withheld, and the first hold given for an index is the one named.
+check_output 'one marked record withholds its whole GPU; host-holds sorted by index, first hold named' '
+	jq -c --argjson a "$alice" --argjson b "$(hold bob run)" --argjson e "$(hold "" error)" "
+		if .index == 3 and .mig == null then . + {held: \$b}
+		elif .index == 1 and .mig.device == 4 then . + {held: \$e}
+		elif .index == 1 and .mig.device == 5 then . + {held: \$a}
+		else . end" "$F/small.ndjson" |
+	claim-make | jq -r "if .kind == \"Node\" then .metadata.annotations[\"canhazgpu.dev/host-holds\"] | fromjson | map(\"\(.gpu) \(.user) \(.type)\")[]
+		else .spec.devices | map(.name | sub(\"-mig-1g-10gb-[0-9]\$\"; \"\")) | unique | join(\" \") end"' <<'EOF'
+1 null error
+3 bob run
+gpu-0 gpu-2
+EOF
+
+check_output 'held null, or absent, holds nothing; members mark does not write are left alone' '
+	jq -c "if .index == 0 then . + {held: null} elif .index == 1 then . + {held: {type: \"run\", user: \"u\", claim_uid: 5, extra: [1]}} else . end" "$F/small.ndjson" |
+	claim-make | jq -r "if .kind == \"Node\" then .metadata.annotations[\"canhazgpu.dev/host-holds\"]
+		else .spec.devices | map(.name | sub(\"-mig-1g-10gb-[0-9]\$\"; \"\")) | unique | join(\" \") end"' <<'EOF'
+[{"gpu":1,"user":"u","type":"run","since":null,"expires":null,"note":null}]
+gpu-0 gpu-2 gpu-3
+EOF
+
+long=$(printf "%01025d" 0)
+cat >bad-held.in <<EOF
+{$good}
+{$good,"index":1,"held":"alice"}
+{$good,"index":2,"held":false}
+{$good,"index":3,"held":[]}
+{$good,"index":4,"held":{}}
+{$good,"index":5,"held":{"user":"alice"}}
+{$good,"index":6,"held":{"type":null}}
+{$good,"index":7,"held":{"type":"k8s"}}
+{$good,"index":8,"held":{"type":"Manual"}}
+{$good,"index":9,"held":{"type":1}}
+{$good,"index":10,"held":{"type":"run","user":5}}
+{$good,"index":11,"held":{"type":"run","actual_user":["a"]}}
+{$good,"index":12,"held":{"type":"run","since":1764000000}}
+{$good,"index":13,"held":{"type":"run","expires":{}}}
+{$good,"index":14,"held":{"type":"run","note":true}}
+{$good,"index":15,"held":{"type":"run","note":"$long"}}
+EOF
+check_output 'a held member of the wrong shape is refused, member by member; its GPU is not published' '
+	must_fail 1 claim-make bad-held.in 2>&1 >out | sed "s/^claim-make: bad-held.in://" &&
+	jq -r "select(.kind == \"ResourceSlice\") | .spec.devices[].name" out' <<'EOF'
+2: gpu: field "held" must be null or an object, not "alice"
+3: gpu: field "held" must be null or an object, not false
+4: gpu: field "held" must be null or an object, not []
+5: gpu: field "held.type" is missing
+6: gpu: field "held.type" is missing
+7: gpu: field "held.type" must be "run", "manual", "unreserved" or "error", not null
+8: gpu: field "held.type" must be "run", "manual", "unreserved" or "error", not "k8s"
+9: gpu: field "held.type" must be "run", "manual", "unreserved" or "error", not "Manual"
+10: gpu: field "held.type" must be "run", "manual", "unreserved" or "error", not 1
+11: gpu: field "held.user" must be a string of at most 1024 bytes without \u0000, not 5
+12: gpu: field "held.actual_user" must be a string of at most 1024 bytes without \u0000, not ["a"]
+13: gpu: field "held.since" must be a string of at most 1024 bytes without \u0000, not 1764000000
+14: gpu: field "held.expires" must be a string of at most 1024 bytes without \u0000, not {}
+15: gpu: field "held.note" must be a string of at most 1024 bytes without \u0000, not true
+16: gpu: field "held.note" must be a string of at most 1024 bytes without \u0000, not "00000000000000000000000000000000000000000000...
+gpu-0
+EOF
+
+check_output 'the check refuses \u0000 in a held member; 1024 bytes pass' "
+	unit gpuobj <<-X
+	check {\"node\":\"a\",\"index\":0,\"health\":\"ok\",\"held\":{\"type\":\"run\",\"user\":\"al\\\\u0000ice\"}}
+	check {\"node\":\"a\",\"index\":0,\"health\":\"ok\",\"held\":{\"type\":\"run\\\\u0000\"}}
+	check {\"node\":\"a\",\"index\":0,\"health\":\"ok\",\"held\":{\"type\":\"manual\",\"note\":\"\$(printf "%01024d" 0)\"}}
+	X" <<'EOF'
+bad: field "held.user" must be a string of at most 1024 bytes without \u0000, not "al\u0000ice"
+bad: field "held.type" must be "run", "manual", "unreserved" or "error", not "run\u0000"
+ok gpu-0
+EOF
+
 done_testing

@@ -498,6 +498,59 @@ exit 0
 ["w/sel","no node matching node selector k8shazgpu.dev/c1=true has 1 free healthy GPU"]
 EOF
 
+# ---- GPUs held on the host ----
+
+# claim-make writes "held" into every device of agentaflow.gpu/devices;
+# a held device reaches sched-pick as unhealthy, whatever its own health.
+{
+	devs held-true '"[{\"index\":0,\"uuid\":\"GPU-h\",\"health\":\"ok\",\"held\":true},{\"index\":1,\"uuid\":\"GPU-f\",\"health\":\"warn\",\"held\":false}]"'
+	devs held-object '"[{\"index\":0,\"uuid\":\"GPU-o\",\"health\":\"warn\",\"held\":{\"user\":\"alice\",\"type\":\"manual\"}}]"'
+	devs held-null '"[{\"index\":0,\"uuid\":\"GPU-n\",\"held\":null}]"'
+	devs held-mig '"[{\"index\":0,\"uuid\":\"MIG-h\",\"mig_enabled\":true,\"mig\":\"1g.10gb\",\"parent_uuid\":\"GPU-p\",\"health\":\"ok\",\"held\":true}]"'
+} >held.in
+check_output 'records: a held device is unhealthy to sched-pick; held false or null leave health alone' \
+	'nf <held.in | grep -v "^{\"kind\":\"node\""' <<'EOF'
+{"kind":"gpu","node":"held-true","index":0,"uuid":"GPU-h","product":null,"memory_mib":null,"memory_used_mib":null,"util_pct":null,"mig_enabled":false,"health":"unhealthy","mig":null}
+{"kind":"gpu","node":"held-true","index":1,"uuid":"GPU-f","product":null,"memory_mib":null,"memory_used_mib":null,"util_pct":null,"mig_enabled":false,"health":"warn","mig":null}
+held-true: 2
+{"kind":"gpu","node":"held-object","index":0,"uuid":"GPU-o","product":null,"memory_mib":null,"memory_used_mib":null,"util_pct":null,"mig_enabled":false,"health":"unhealthy","mig":null}
+held-object: 1
+{"kind":"gpu","node":"held-null","index":0,"uuid":"GPU-n","product":null,"memory_mib":null,"memory_used_mib":null,"util_pct":null,"mig_enabled":false,"health":"ok","mig":null}
+held-null: 1
+{"kind":"gpu","node":"held-mig","index":0,"uuid":"MIG-h","product":null,"memory_mib":null,"memory_used_mib":null,"util_pct":null,"mig_enabled":true,"health":"unhealthy","mig":{"profile":"1g.10gb","parent_uuid":"GPU-p"}}
+held-mig: 1
+EOF
+
+# The node agent's own output, end to end: the small node (4 H200 of 7
+# 1g.10gb each) published by claim-make with GPU 0 held by alice, then
+# released; 29 requests for one 1g.10gb device each.
+hold='{"user":"alice","actual_user":"alice","type":"manual","since":"2026-11-24T01:02:03Z","expires":null,"note":null}'
+# placed NODEFILE: the requests placed on the node, counted per GPU index,
+# then the reasons of those not placed
+placed() {
+	echo "records small @$1" | nf | grep "^{" >inv.$1 &&
+	i=1 && while [ $i -le 29 ]; do echo "{\"kind\":\"request\",\"id\":\"w/m$i\",\"mig_profile\":\"1g.10gb\"}"; i=$((i + 1)); done |
+	cat inv.$1 - | sched-pick >placed.$1 && cat inv.$1 placed.$1 | jq -r -s "
+		(map(select(.kind == \"gpu\") | {(.uuid): .index}) | add) as \$ix
+		| (map(select(.kind == \"placement\") | \$ix[.devices[0]]) | group_by(.) | map(\"gpu \(.[0]): \(length)\") | join(\", \")),
+		  (map(select(.kind == \"unschedulable\") | .reason) | group_by(.) | map(\"\(length) x \(.[0])\")[])"
+}
+check_output 'sched-pick never places on a GPU the host holds, MIG devices included; all of it again once released' '
+	{
+		jq -c --argjson h "$hold" "if .index == 0 then . + {held: \$h} else . end" "$FIXTURES/claim-make/small.ndjson"
+		echo "{\"kind\":\"flush\"}"
+		cat "$FIXTURES/claim-make/small.ndjson"
+	} | K8SHAZGPU_NOW=86400 claim-make | jq -c "select(.kind == \"Node\") | .status = {conditions: [{type: \"Ready\", status: \"True\"}]}" >nodes &&
+	sed -n 1p nodes >held.json && sed -n 2p nodes >free.json &&
+	placed held.json && placed free.json &&
+	echo "digest held-then-free @held.json @free.json" | nf' <<'EOF'
+gpu 1: 7, gpu 2: 7, gpu 3: 7
+8 x no node has 1 free 1g.10gb device
+gpu 0: 7, gpu 1: 7, gpu 2: 7, gpu 3: 7
+1 x no node has 1 free 1g.10gb device
+held-then-free: different
+EOF
+
 # ---- digest ----
 
 # variant TAG JQ: digest gpu2 against gpu2 changed by the jq filter JQ
@@ -520,6 +573,8 @@ variant() { printf 'digest %s @gpu2.json %s\n' "$1" "$(jq -c "$2" gpu2.json)"; }
 	variant not-ready '.status.conditions[1].status = "False"'
 	variant devices-changed '.metadata.annotations["agentaflow.gpu/devices"] |= sub("12.5"; "13")'
 	variant devices-removed 'del(.metadata.annotations["agentaflow.gpu/devices"])'
+	variant held-changed '.metadata.annotations["agentaflow.gpu/devices"] |= sub("\"health\":\"ok\""; "\"health\":\"ok\",\"held\":true")'
+	variant host-holds '.metadata.annotations["canhazgpu.dev/host-holds"] = "[{\"gpu\":0,\"user\":\"alice\"}]"'
 	variant cost-changed '.metadata.annotations["canhazgpu.dev/cost"] = "3"'
 	variant cost-removed 'del(.metadata.annotations["canhazgpu.dev/cost"])'
 	variant renamed '.metadata.name = "gpu3"'
@@ -548,6 +603,8 @@ cordoned: different
 not-ready: different
 devices-changed: different
 devices-removed: different
+held-changed: different
+host-holds: same
 cost-changed: different
 cost-removed: different
 renamed: different

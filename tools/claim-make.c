@@ -13,6 +13,13 @@
  *         and AgentaFlow labels and annotations (with -x also its
  *         nvidia.com/ extended resources in status) and ResourceSlices of
  *         DRA driver -d, one device per whole GPU and per MIG device.
+ *         A GPU held on the host (a record of its index carrying the
+ *         `held` object of gpu-reserve(1) mark) is withheld as an
+ *         unhealthy one is: none of its devices in the slices or in
+ *         allocatable, nor in the labels counting what is usable, and
+ *         the Node's canhazgpu.dev/host-holds annotation names its
+ *         holder; the next batch without the mark gives it all back
+ *         (and, with -a, removes the annotation: see ap_release).
  *         -N names a node to publish even when no record names it: a node
  *         whose GPUs are all gone is published empty, so nothing stale
  *         stays behind.
