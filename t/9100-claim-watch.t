@@ -139,6 +139,12 @@ check_output 'the live watch: the list, then each change' 'brief cap.out' <<'EOF
 ["DELETED","cap-b","1"]
 ["ADDED","cap-c","1"]
 EOF
+check_output '-s: the list, one SYNCED line, then the watch (quiet here)' \
+	"claim-watch -s -n $NS -l t9100=cap -t 3 configmaps | brief" <<'EOF'
+["ADDED","cap-a","2"]
+["ADDED","cap-c","1"]
+["SYNCED",null,null]
+EOF
 check 'the capture of kubectl get --raw replays to the same events, object for object' \
 	'claim-watch -R cap.raw >replayed.out 2>replayed.err && ! test -s replayed.err &&
 	 jq -S -c . cap.out >live.sorted && jq -S -c . replayed.out >replayed.sorted &&

@@ -1,6 +1,6 @@
 /* claim-watch: list, then watch, any Kubernetes resource as NDJSON.
  *
- *   claim-watch [-1Av] [-n namespace] [-l selector] [-f selector]
+ *   claim-watch [-1Asv] [-n namespace] [-l selector] [-f selector]
  *               [-c count] [-t seconds] [-L limit] [-r seconds]
  *               [--context name] [--kubeconfig file] resource
  *   claim-watch [-v] [-c count] -R file
@@ -14,7 +14,9 @@
  * Output is one watch event per line, {"type":"ADDED|MODIFIED|DELETED",
  * "object":{...}}, flushed per line. First the current objects, each as
  * ADDED (listed in pages of -L items), then every change as it happens.
- * With -1 it stops after the list. A watched object is printed as the
+ * With -1 it stops after the list; with -s the list is followed by one
+ * line {"type":"SYNCED"}, so a consumer knows it has seen every object
+ * once (relists after 410 Gone print none). A watched object is printed as the
  * bytes the server sent (whitespace between tokens dropped): each line
  * is checked by js_scan, not parsed into objects (see watch.h).
  *
@@ -65,11 +67,11 @@ struct opts {
 	double timeout;         /* 0: none */
 	long limit;
 	double give_up;
-	int list_only, verbose;
+	int list_only, verbose, synced;
 };
 
 static const char usage_text[] =
-	"usage: claim-watch [-1Av] [-n namespace] [-l selector] [-f selector]\n"
+	"usage: claim-watch [-1Asv] [-n namespace] [-l selector] [-f selector]\n"
 	"                   [-c count] [-t seconds] [-L limit] [-r seconds]\n"
 	"                   [--context name] [--kubeconfig file] resource\n"
 	"       claim-watch [-v] [-c count] -R file\n";
@@ -79,6 +81,7 @@ static const char help_text[] =
 	"\n"
 	"  -1              list only (ADDED per object), then exit\n"
 	"  -A              all namespaces\n"
+	"  -s              print {\"type\":\"SYNCED\"} once the first list is out\n"
 	"  -n namespace    this namespace (default: the kubeconfig's)\n"
 	"  -l selector     label selector, as kubectl -l\n"
 	"  -f selector     field selector, as kubectl --field-selector\n"
@@ -156,13 +159,14 @@ parse(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){.limit = 500, .give_up = 300};
-	while ((c = getopt_long(argc, argv, "1An:l:f:c:t:L:r:R:vhV", longs,
+	while ((c = getopt_long(argc, argv, "1Asn:l:f:c:t:L:r:R:vhV", longs,
 			NULL)) != -1) {
-		if (!o->server_opt && c && strchr("1AnlftLrCK", c))
+		if (!o->server_opt && c && strchr("1AsnlftLrCK", c))
 			o->server_opt = server_option(c);
 		switch (c) {
 		case '1': o->list_only = 1; break;
 		case 'A': o->all_namespaces = 1; break;
+		case 's': o->synced = 1; break;
 		case 'n': o->namespace = optarg; break;
 		case 'l': o->labels = optarg; break;
 		case 'f': o->fields = optarg; break;
@@ -233,6 +237,16 @@ collection(struct kube *k, struct kc_config *cfg, const struct opts *o,
 	return path;
 }
 
+/* synced writes the line that ends the first list; a write error ends
+ * the tool, as for events. */
+static void
+synced(void)
+{
+	if (fputs("{\"type\":\"SYNCED\"}\n", stdout) == EOF ||
+		fflush(stdout) == EOF)
+		err_die(HAZ_FAIL, "write error:");
+}
+
 static int
 run(struct kube *k, struct kc_config *cfg, const struct opts *o)
 {
@@ -249,8 +263,11 @@ run(struct kube *k, struct kc_config *cfg, const struct opts *o)
 	wo.path = path;
 	w = watch_new_raw(k, &wo, print, &sink);
 	if (watch_list(w, &e) == 0 && !o->list_only &&
-		!(sink.count && sink.emitted >= sink.count))
+		!(sink.count && sink.emitted >= sink.count)) {
+		if (o->synced)
+			synced();
 		watch_run(w, &e);
+	}
 	free(path);
 out:
 	if (e.kind != KUBE_OK && e.kind != KUBE_EDEADLINE)
