@@ -37,6 +37,7 @@ claim-make_PKGS = jansson libcurl yaml-0.1
 yaml2json_PKGS = jansson yaml-0.1
 stat-serve_PKGS = libmicrohttpd
 gpu-probe_PKGS = jansson yaml-0.1
+gpu-reserve_PKGS = jansson hiredis
 webhook-patch_PKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
 sched-pick_PKGS = jansson
 sched-queue_PKGS = jansson libcurl yaml-0.1 zlib
@@ -46,7 +47,7 @@ UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
 
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:lib/%.c=$(B)/lib/%.o)
-ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
+ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib hiredis
 
 # libcurl: by default a minimal static build (HTTP and HTTPS only;
 # scripts/curl-build, cached outside the tree) with the system's OpenSSL

@@ -9,6 +9,7 @@
 #   unit NAME ARGS...           run the unit driver build/unit/NAME (under
 #                               valgrind when the tools are)
 #   skip_all 'why'              skip the whole script
+#   start_redis / rcli ARGS...  a redis-server of this script's own; redis-cli on it
 #
 # Each script runs in its own fresh scratch directory t/trash/<script>/.
 set -u
@@ -134,7 +135,8 @@ ctl_running() {
 # below the range k8shazgpu-sim takes its ports from, so a cluster started
 # at the same time does not take it either.
 free_port() {
-	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v seed="$(od -An -N4 -tu4 /dev/urandom)" '
+	# mawk's srand takes seeds below 2^31 only: 16 random bits and the PID
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v seed="$(($(od -An -N2 -tu2 /dev/urandom) * 32768 + $$ % 32768))" '
 	function hex(s,  i, v) {
 		for (i = 1; i <= length(s); i++)
 			v = v * 16 + index("0123456789ABCDEF", toupper(substr(s, i, 1))) - 1
@@ -147,6 +149,41 @@ free_port() {
 		print p
 	}'
 }
+
+# start_redis starts a real redis-server on a free loopback port for this
+# script, with keyspace notifications for the canhazgpu keys, no
+# persistence, stopped by its PID when the script exits. It sets
+# REDIS_PORT and REDIS (the address gpu-reserve -a takes) and exports
+# K8SHAZGPU_REDIS. rcli runs redis-cli against it.
+start_redis() {
+	sr_try=0
+	while [ $sr_try -lt 5 ]; do
+		sr_try=$((sr_try + 1))
+		REDIS_PORT=$(free_port)
+		rm -f "$SCRATCH/redis.pid"
+		redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' \
+			--appendonly no --daemonize yes --pidfile "$SCRATCH/redis.pid" \
+			--logfile "$SCRATCH/redis.log" --dir "$SCRATCH" \
+			--notify-keyspace-events 'K$g' >/dev/null || continue
+		trap stop_redis EXIT
+		REDIS=127.0.0.1:$REDIS_PORT
+		K8SHAZGPU_REDIS=$REDIS
+		export REDIS_PORT REDIS K8SHAZGPU_REDIS
+		# ours, not another test's server that had the port first
+		eventually 10 redis_is_ours && return 0
+		stop_redis
+	done
+	echo "Bail out! no redis-server of this test's own could start: $(tail -n 2 "$SCRATCH/redis.log" 2>/dev/null)"
+	exit 1
+}
+redis_is_ours() {
+	[ -s "$SCRATCH/redis.pid" ] &&
+		[ "$(rcli info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$(cat "$SCRATCH/redis.pid")" ]
+}
+stop_redis() {
+	[ ! -s "$SCRATCH/redis.pid" ] || kill "$(cat "$SCRATCH/redis.pid")" 2>/dev/null || :
+}
+rcli() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
 
 done_testing() {
 	echo "1..$t_n"

@@ -1,0 +1,241 @@
+/* ledger_queue: waiting in canhazgpu's FCFS queue, and listing it. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "err.h"
+#include "ledger.h"
+#include "nd.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void
+on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* new_uuid writes a random (version 4) UUID. */
+static void
+new_uuid(char out[37])
+{
+	char h[33];
+
+	lg_random_hex(h, 16);
+	h[12] = '4';
+	h[16] = "89ab"[strtol((char[]){h[16], 0}, NULL, 16) & 3];
+	snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", h, h + 8, h + 12, h + 16,
+		h + 20);
+}
+
+/* enqueue adds entry (taken) under id; returns its position. */
+static long long
+enqueue(struct lg *l, json_t *entry, const char *id)
+{
+	struct lg_clock c;
+	json_t *p = json_object(), *res;
+	char score[40];
+	long long pos;
+
+	lg_clock(&c);
+	snprintf(score, sizeof score, "%.0f",
+		(double)c.sec * 1e9 + (double)c.nsec);
+	json_object_set_new(entry, "id", json_string(id));
+	json_object_set_new(p, "entry", entry);
+	json_object_set_new(p, "score", json_string(score));
+	res = lg_run(l, LG_QUEUE_ADD, p);
+	pos = (long long)json_number_value(json_object_get(res, "position"));
+	json_decref(res);
+	return pos;
+}
+
+static json_t *
+qid_params(const char *id)
+{
+	json_t *p = json_object();
+
+	json_object_set_new(p, "qid", json_string(id));
+	return p;
+}
+
+json_t *
+lg_queue_wait(struct lg *l, json_t *entry, json_t *unreserved, double wait_s,
+	struct rd *sub)
+{
+	double start = mono(), beat = start, left;
+	struct sigaction sa, old_int, old_term;
+	sigset_t block, old, during;
+	struct timespec ts;
+	struct pollfd pfd;
+	json_t *res, *p, *done = NULL;
+	long long count, pos;
+	char id[37];
+	int sig;
+
+	count = json_integer_value(json_object_get(entry, "requested_count"));
+	new_uuid(id);
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	during = old;
+	sigdelset(&during, SIGINT);
+	sigdelset(&during, SIGTERM);
+	json_incref(entry);
+	pos = enqueue(l, entry, id);
+	err_warn("queued at position %lld, waiting for %lld GPU%s", pos, count,
+		count == 1 ? "" : "s");
+	for (;;) {
+		p = qid_params(id);
+		json_object_set(p, "unreserved", unreserved);
+		res = lg_run(l, LG_QUEUE_TRY, p);
+		if ((done = json_object_get(res, "done"))) {
+			json_incref(done);
+			json_decref(res);
+			break;
+		}
+		if (json_is_true(json_object_get(res, "gone"))) {
+			err_warn("the queue entry %s was dropped as stale; "
+				 "queueing again",
+				id);
+			json_incref(entry);
+			enqueue(l, entry, id);
+		}
+		json_decref(res);
+		left = wait_s >= 0 ? start + wait_s - mono() : 2;
+		if (left <= 0)
+			break;
+		if (mono() - beat >= 30) {
+			res = lg_run(l, LG_QUEUE_HEARTBEAT, qid_params(id));
+			json_decref(res);
+			beat = mono();
+		}
+		left = left < 2 ? left : 2;
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+		pfd.fd = sub ? rd_fd(sub) : -1;
+		pfd.events = POLLIN;
+		if (ppoll(&pfd, 1, &ts, &during) > 0 && sub)
+			lg_drain(sub, NULL);
+		if (stop_signal)
+			break;
+	}
+	sig = stop_signal;
+	if (!done) {
+		res = lg_run(l, LG_QUEUE_CANCEL, qid_params(id));
+		json_decref(res);
+	}
+	json_decref(entry);
+	json_decref(unreserved);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (sig && !done) {
+		fflush(stdout);
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return done;
+}
+
+static json_t *
+copy_or_null(const json_t *v)
+{
+	return v ? json_deep_copy(v) : json_null();
+}
+
+/* entry_record turns a QueueEntry (raw JSON) at position pos into a
+ * queue-entry record, or returns NULL when it cannot be read. */
+static json_t *
+entry_record(const char *raw, size_t len, long long pos, const char *id,
+	long long now)
+{
+	json_error_t jerr;
+	json_t *e = json_loadb(raw, len, 0, &jerr), *r, *ids;
+	struct lg_time enq, hb;
+
+	if (!e || !json_is_object(e) ||
+		lg_time_parse(json_object_get(e, "enqueue_time"), &enq) ||
+		lg_time_parse(json_object_get(e, "last_heartbeat"), &hb)) {
+		json_decref(e);
+		return NULL;
+	}
+	r = json_object();
+	json_object_set_new(r, "kind", json_string("queue-entry"));
+	json_object_set_new(r, "position", json_integer(pos));
+	json_object_set_new(r, "id", json_string(id));
+	json_object_set_new(r, "user",
+		copy_or_null(json_object_get(e, "user")));
+	json_object_set_new(r, "actual_user",
+		copy_or_null(json_object_get(e, "actual_user")));
+	json_object_set_new(r, "requested",
+		copy_or_null(json_object_get(e, "requested_count")));
+	ids = json_object_get(e, "requested_ids");
+	json_object_set_new(r, "requested_ids",
+		json_array_size(ids) ? json_deep_copy(ids) : json_null());
+	ids = json_object_get(e, "allocated_gpus");
+	json_object_set_new(r, "allocated",
+		json_is_array(ids) ? json_deep_copy(ids) : json_array());
+	json_object_set_new(r, "type",
+		copy_or_null(json_object_get(e, "reservation_type")));
+	json_object_set_new(r, "enqueued", lg_time_json(&enq));
+	json_object_set_new(r, "heartbeat", lg_time_json(&hb));
+	json_object_set_new(r, "waiting_s",
+		enq.set ? json_integer(now - enq.sec) : json_null());
+	json_decref(e);
+	return r;
+}
+
+int
+lg_queue_list(struct lg *l)
+{
+	redisReply *ids, *y;
+	struct lg_clock now;
+	json_t *r;
+	size_t i;
+	int status = HAZ_OK;
+
+	lg_clock(&now);
+	ids = rd_cmd(l->rd, "ZRANGE " LG_PREFIX "queue 0 -1");
+	if (ids->type != REDIS_REPLY_ARRAY)
+		rd_fail(l->rd, ids, HAZ_FAIL, "zrange " LG_PREFIX "queue");
+	for (i = 0; i < ids->elements; i++) {
+		y = rd_cmd(l->rd, "GET " LG_PREFIX "queue:entry:%b",
+			ids->element[i]->str, ids->element[i]->len);
+		r = y->type == REDIS_REPLY_STRING
+			? entry_record(y->str, y->len, (long long)i + 1,
+				  ids->element[i]->str, now.sec)
+			: NULL;
+		if (r) {
+			nd_write(r);
+			json_decref(r);
+		} else {
+			err_warn(LG_PREFIX "queue:entry:%s: %s",
+				ids->element[i]->str,
+				y->type == REDIS_REPLY_STRING
+					? "not a queue entry (left as it is)"
+					: "missing (left as it is)");
+			status = HAZ_FAIL;
+		}
+		freeReplyObject(y);
+	}
+	freeReplyObject(ids);
+	return status;
+}

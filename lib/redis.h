@@ -1,0 +1,93 @@
+/* redis: one connection to a Redis server through hiredis, with the
+ * failures of k8shazgpu(7): a server that cannot be reached, or that
+ * stops answering, ends the tool with status 75 naming the address; a
+ * refused password ends it with status 1. The password is never part of
+ * any message.
+ *
+ * Addresses: "host:port", "[v6addr]:port", "host" (port 6379), or a unix
+ * socket path starting with '/' or "unix:". */
+#ifndef HAZ_REDIS_H
+#define HAZ_REDIS_H
+
+#include <setjmp.h>
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+struct rd {
+	redisContext *c;
+	char *addr;     /* the address as given, for messages */
+	char *password; /* NULL for none; owned, wiped on close */
+	int db;
+	double timeout_s; /* per command; 0 for none */
+};
+
+/* A Lua script run by rd_eval: src is the whole text; sha is its SHA-1,
+ * filled in on first use. */
+struct rd_script {
+	const char *name; /* for messages */
+	const char *src;
+	char sha[41];
+};
+
+/* rd_connect connects r to addr, authenticates with password (NULL for
+ * none) and selects db. On failure it ends the tool: status 75 when the
+ * server cannot be reached, 1 when the password is refused or needed,
+ * with `redis ADDR: why`. addr and password are copied. */
+void rd_connect(struct rd *r, const char *addr, int db, const char *password,
+	double timeout_s);
+
+/* rd_close frees the connection and wipes the password copy. */
+void rd_close(struct rd *r);
+
+/* rd_recover, when set, makes rd_dead warn and jump there instead of
+ * ending the tool: for a supervisor that must outlive an outage. */
+extern sigjmp_buf *rd_recover;
+
+/* rd_dead ends the tool with status 75 and `redis ADDR: why` from the
+ * connection's error (or why when the connection has none). */
+void rd_dead(struct rd *r, const char *why) __attribute__((noreturn));
+
+/* rd_fail ends the tool with status and `redis ADDR: what: why`, why
+ * the error reply y's text (or "unexpected reply"); frees y first. */
+void rd_fail(struct rd *r, redisReply *y, int status, const char *what)
+	__attribute__((noreturn));
+
+/* rd_cmd runs one command (hiredis format). The reply may be an error
+ * reply; the caller frees it. An I/O failure ends the tool (rd_dead). */
+redisReply *rd_cmd(struct rd *r, const char *fmt, ...);
+
+/* rd_cmdv runs one command given as argc strings of lens bytes (lens NULL:
+ * NUL-terminated). As rd_cmd. */
+redisReply *rd_cmdv(struct rd *r, int argc, const char **argv,
+	const size_t *lens);
+
+/* rd_eval runs script s with no keys and the given arguments, by EVALSHA,
+ * then by EVAL when the server does not have it (NOSCRIPT). Returns the
+ * reply (maybe an error reply; caller frees). */
+redisReply *rd_eval(struct rd *r, struct rd_script *s, int argc,
+	const char **argv);
+
+/* rd_is_error says whether reply is an error reply. */
+int rd_is_error(const redisReply *reply);
+
+/* rd_subscribe sends PSUBSCRIBE pattern on r, whose connection is then
+ * for notifications only (read with rd_next_message), and reads its
+ * confirmation. Returns 0, or -1 with the error reply's text in *why
+ * (malloc'd). */
+int rd_psubscribe(struct rd *r, const char *pattern, char **why);
+
+/* rd_read_input reads what r's socket has ready into its buffer: call it
+ * after poll() says the descriptor is readable, then rd_pop_message until
+ * it returns NULL. A closed connection ends the tool (rd_dead). */
+void rd_read_input(struct rd *r);
+
+/* rd_pop_message returns the channel of the next published message
+ * already read (malloc'd; "" for a reply that is not a message), or NULL
+ * when no whole reply is buffered. */
+char *rd_pop_message(struct rd *r);
+
+/* rd_fd returns the connection's descriptor, for poll(). */
+int rd_fd(const struct rd *r);
+
+#endif

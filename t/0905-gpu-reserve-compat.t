@@ -1,0 +1,114 @@
+#!/bin/sh
+# gpu-reserve and canhazgpu on one Redis, both ways: a stand-in for
+# canhazgpu (t/fixtures/gpu-reserve/canhazgpu.lua: its Lua allocator and
+# the writes of its Go heartbeat and release) writes states that
+# gpu-reserve reads, releases, cleans and skips; and what gpu-reserve
+# writes, canhazgpu sees as taken or free, choosing the same GPUs in the
+# same order.
+. "$(dirname "$0")/lib.sh"
+
+command -v redis-server >/dev/null || skip_all 'redis-server is not installed (scripts/deps installs it)'
+start_redis || { echo 'Bail out! redis-server did not start'; exit 1; }
+
+TZ=UTC USER=alice
+export TZ USER
+unset K8SHAZGPU_REDIS_PASSWORD K8SHAZGPU_REDIS_DB USERNAME
+NOW=1795000000 # 2026-11-18T11:06:40Z
+T0=2026-11-18T11:06:40Z
+gr() { K8SHAZGPU_NOW=$NOW gpu-reserve "$@"; }
+# chg MODE ARGS...: what canhazgpu would do.
+chg() { rcli --eval "$FIXTURES/gpu-reserve/canhazgpu.lua" , "$@"; }
+fresh() { rcli flushdb >/dev/null && rcli set canhazgpu:gpu_count "$1" >/dev/null && rcli set canhazgpu:provider nvidia >/dev/null; }
+st() { gr status 2>&1 | jq -c "[.gpu, .state, .user, .type, .since, .heartbeat, .expires]"; }
+
+# ---- canhazgpu writes, gpu-reserve reads ----
+
+fresh 4
+check_output 'canhazgpu allocates (cjson-encoded, integer times); gpu-reserve shows them' 'chg allocate 2 bob bob run $NOW nil "[]" "" && chg allocate 1 carol carol manual $NOW $((NOW + 400)) "[]" "a note" && st' <<EOF2
+0
+1
+2
+[0,"IN_USE","bob","run","$T0","$T0",null]
+[1,"IN_USE","bob","run","$T0","$T0",null]
+[2,"IN_USE","carol","manual","$T0",null,"2026-11-18T11:13:20Z"]
+[3,"AVAILABLE",null,null,null,null,null]
+EOF2
+check_output 'gpu-reserve skips them' 'gr reserve -g 2 -b 2>&1; gr reserve -G 0 -b 2>&1' <<'EOF2'
+gpu-reserve: not enough GPUs available: requested 2, available 1
+gpu-reserve: GPU 0 is already reserved by user 'bob'
+EOF2
+check_output 'a Go heartbeat (string times) is read, and keeps the run reservation alive' 'chg heartbeat 0 bob 2026-11-18T06:11:00.123456789-05:00 && NOW=$((NOW + 500)) gr cleanup | jq -c "[.op, .gpu, .user]"; rcli get canhazgpu:gpu:0' <<'EOF2'
+ok
+["cleanup",1,"bob"]
+["cleanup",2,"carol"]
+{"user":"bob","actual_user":"bob","start_time":"2026-11-18T11:06:40Z","last_heartbeat":"2026-11-18T06:11:00.123456789-05:00","type":"run","expiry_time":null,"last_released":null}
+EOF2
+check_output 'gpu-reserve releases canhazgpu'"'"'s run reservation by id, with the history canhazgpu writes' 'gr release -u bob -G 0 | jq -c "[.op, .gpu]"; rcli get canhazgpu:gpu:0; rcli zrange canhazgpu:usage_history_sorted 0 -1 withscores' <<EOF2
+["release",0]
+{"start_time":null,"last_heartbeat":null,"expiry_time":null,"last_released":"$T0"}
+{"user":"bob","gpu_id":0,"start_time":"$T0","end_time":"$T0","duration_seconds":0,"reservation_type":"run"}
+1795000000
+{"user":"bob","gpu_id":1,"start_time":"$T0","end_time":"2026-11-18T11:15:00Z","duration_seconds":500,"reservation_type":"run"}
+1795000500
+{"user":"carol","gpu_id":2,"start_time":"$T0","end_time":"2026-11-18T11:15:00Z","duration_seconds":500,"reservation_type":"manual"}
+1795000500
+EOF2
+fresh 4
+chg allocate 1 dave dave manual $NOW nil '[]' '' >/dev/null
+chg release 0 2026-11-18T11:00:00Z 1794999600 >/dev/null
+check_output 'a Go release and its history: gpu-reserve sees the GPU free, and dave'"'"'s last one first' 'st | head -1; gr reserve -u dave -g 4 -b | jq -r .gpu | tr "\n" " "; echo' <<'EOF2'
+[0,"AVAILABLE",null,null,null,null,null]
+0 1 2 3 
+EOF2
+
+# ---- gpu-reserve writes, canhazgpu reads ----
+
+fresh 4
+gr reserve -G 1 >/dev/null && gr reserve -G 2 -t run -u team >/dev/null && gr reserve -G 3 -t k8s -c u1 -u k8s:ns/c >/dev/null
+check_output 'canhazgpu sees gpu-reserve'"'"'s holds as taken' 'chg view' <<'EOF2'
+0 free
+1 taken by alice
+2 taken by team
+3 taken by k8s:ns/c
+EOF2
+check_output 'and allocates only around them' 'chg allocate 1 bob bob run $NOW nil "[]" ""; chg allocate 1 bob bob run $NOW nil "[]" ""' <<'EOF2'
+0
+Not enough GPUs available
+
+EOF2
+check_output 'gpu-reserve'"'"'s releases are free to canhazgpu' 'gr release -G 1 >/dev/null && gr release -c u1 >/dev/null && gr heartbeat -G 2 -u team >/dev/null && chg view && chg heartbeat 2 team 2026-11-18T11:07:00Z' <<'EOF2'
+0 taken by bob
+1 free
+2 taken by team
+3 free
+ok
+EOF2
+
+# The same pool, the same user: both choose the same GPUs in the same
+# order, from gpu-reserve's history and last_released (numbers, strings
+# with offsets and fractions, none).
+order_pool() {
+	fresh 8
+	gr reserve -G 6 -u erin -d 1m >/dev/null && NOW=$((NOW - 100)) gr reserve -G 2 -u erin >/dev/null
+	gr release -u erin >/dev/null
+	NOW=$((NOW + 5)) gr reserve -G 4 -u erin >/dev/null && NOW=$((NOW + 5)) gr release -u erin >/dev/null
+	rcli set canhazgpu:gpu:0 '{"last_released":1794990000}' >/dev/null
+	rcli set canhazgpu:gpu:1 '{"start_time":null,"last_heartbeat":null,"expiry_time":null,"last_released":"2026-11-18T08:00:00.25+09:00"}' >/dev/null
+	rcli set canhazgpu:gpu:7 '{"start_time":null,"last_heartbeat":null,"expiry_time":null,"last_released":"2026-11-17T23:59:59Z"}' >/dev/null
+}
+for u in erin frank; do
+	order_pool
+	mine=$(gr reserve -g 8 -u $u -b | jq -r .gpu | tr '\n' ' ')
+	order_pool
+	theirs=$(chg allocate 8 $u $u manual $NOW nil '[]' '' | tr '\n' ' ')
+	check "same order for $u: $mine" "test '$mine' = '$theirs' && test -n '$mine'"
+done
+order_pool
+check_output 'erin'"'"'s order, spelled out' 'chg allocate 8 erin erin manual $NOW nil "[]" "" | tr "\n" " "; echo' <<'EOF2'
+4 2 6 3 5 7 1 0 
+EOF2
+check_output 'canhazgpu skips what is in use without a reservation, as gpu-reserve -i does' 'order_pool; echo "{\"kind\":\"gpu\",\"index\":4,\"memory_used_mib\":2000,\"mig\":null}" >probe; gr -i probe reserve -g 2 -u erin | jq -r .gpu | tr "\n" " "; order_pool; chg allocate 2 erin erin manual $NOW nil "[4]" "" | tr "\n" " "; echo' <<'EOF2'
+2 6 2 6 
+EOF2
+
+done_testing
