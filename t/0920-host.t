@@ -1,0 +1,559 @@
+#!/bin/sh
+# k8shazgpu host: canhazgpu's verbs on a real redis-server, through the
+# k8shazgpu dispatcher. Exact outputs of admin, reserve (--short too),
+# release, run (CUDA_VISIBLE_DEVICES, its exit status, SIGHUP to the
+# supervisor, --timeout, the release in Redis), status (table, JSON,
+# summary, colours on a terminal, readings from a fake nvidia-smi, which
+# reserve skips and run's command is not handed), queue (and a waiting
+# reserve stopped), report; the Redis options (port, db, socket, password);
+# option forms, usage errors, and gpu-reserve's failures passed through.
+# Durations are shown from K8SHAZGPU_NOW, states are written at times
+# relative to it, so every output is exact.
+. "$(dirname "$0")/lib.sh"
+
+start_redis || { echo 'Bail out! redis-server did not start'; exit 1; }
+USER=alice
+TZ=UTC
+NVIDIA_SMI=$SCRATCH/no-nvidia-smi
+export USER TZ NVIDIA_SMI
+unset USERNAME K8SHAZGPU_REDIS_DB K8SHAZGPU_REDIS_PASSWORD NO_COLOR K8SHAZGPU_NOW
+
+# hr ARGS: k8shazgpu host ARGS; its output, "exit N", then its messages.
+hr() {
+	k8shazgpu host "$@" >hr.out 2>hr.err
+	hr_st=$?
+	cat hr.out
+	echo "exit $hr_st"
+	cat hr.err
+}
+# gpu N [DB]: the state of GPU N as JSON, times left out.
+gpu() {
+	rcli -n "${2:-0}" get "canhazgpu:gpu:$1" | jq -c 'del(.start_time, .expiry_time, .last_heartbeat, .last_released)'
+}
+# utc T, at T OFFSET-SECONDS SUFFIX: RFC3339 times of Unix time T, in UTC
+# or at an offset from it.
+utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+at() { date -u -d "@$(($1 + $2))" "+%Y-%m-%dT%H:%M:%S$3"; }
+# held_run N: GPU N is held by a run reservation; queued: one request waits.
+held_run() { rcli get "canhazgpu:gpu:$1" | jq -e '.type == "run"' >/dev/null; }
+queued() { [ "$(rcli zcard canhazgpu:queue)" = 1 ]; }
+
+# ---- admin, reserve, release ----
+
+check_output 'admin: a pool of 4 GPUs' 'hr admin --gpus 4; rcli get canhazgpu:gpu_count; rcli get canhazgpu:provider' <<'EOF'
+Initialized 4 GPUs (IDs 0 to 3)
+exit 0
+4
+nvidia
+EOF
+
+check_output 'admin: once only, without --force; nothing changed' 'hr admin --gpus 8; rcli get canhazgpu:gpu_count' <<'EOF'
+exit 1
+gpu-reserve: the pool is already initialised (canhazgpu:gpu_count is 4); -f starts it over
+4
+EOF
+
+check_output 'reserve -g 2: the two never used, for 30 minutes, manual' \
+	'hr reserve -g 2; for g in 0 1; do gpu $g; rcli get canhazgpu:gpu:$g | jq ".expiry_time - .start_time"; done' <<'EOF'
+Reserved 2 GPU(s): [0 1] for 0h 30m 0s
+
+Run the following command to run only on these GPUs:
+export CUDA_VISIBLE_DEVICES=0,1
+exit 0
+{"user":"alice","actual_user":"alice","type":"manual"}
+1800
+{"user":"alice","actual_user":"alice","type":"manual"}
+1800
+EOF
+
+check_output 'reserve --short: the id alone, no newline; --gpus=, -d, -n, -u' \
+	'hr reserve --gpus=1 -d1.5h -n "eval run" --user bob --short; gpu 2; rcli get canhazgpu:gpu:2 | jq ".expiry_time - .start_time"' <<'EOF'
+2exit 0
+{"user":"bob","actual_user":"alice","type":"manual","note":"eval run"}
+5400
+EOF
+
+check_output 'reserve --nonblock: not enough GPUs; nothing taken' 'hr reserve -g=2 --nonblock; rcli exists canhazgpu:gpu:3' <<'EOF'
+exit 1
+gpu-reserve: not enough GPUs available: requested 2, available 1
+0
+EOF
+
+check_output 'reserve -G by id, --gpu-ids form, -d in days, -g 0 for the default' 'hr reserve -g 0 --gpu-ids 3 --duration 1d' <<'EOF'
+Reserved 1 GPU(s): [3] for 24h 0m 0s
+
+Run the following command to run only on these GPUs:
+export CUDA_VISIBLE_DEVICES=3
+exit 0
+EOF
+
+check_output 'reserve: values checked as canhazgpu checks them' \
+	'hr reserve -d 2h30m; hr reserve -g x; hr reserve -G 1,x; hr reserve -G 1,3,1; hr reserve -g 2 -G 0,1,3; hr --redis-db x status' <<'EOF'
+exit 2
+k8shazgpu host reserve: -d: not a duration: 2h30m (use e.g. 90m, 1.5h)
+exit 2
+k8shazgpu host reserve: -g: not a whole number: x
+exit 2
+k8shazgpu host reserve: -G: not a list of GPU ids: 1,x
+exit 2
+k8shazgpu host reserve: -G: GPU 1 given twice: 1,3,1
+exit 2
+k8shazgpu host reserve: -g 2 and 3 ids: the count must be 1 or the number of ids
+exit 2
+k8shazgpu host: --redis-db: not a whole number: x
+EOF
+
+check_output 'release -G of a GPU reserved under another name: none; gpu-reserve says why' 'hr release -G 2; gpu 2' <<'EOF'
+No reservations found for current user on GPU(s): [2]
+exit 1
+gpu-reserve: GPU 2 is not reserved by alice (held by bob)
+{"user":"bob","actual_user":"alice","type":"manual","note":"eval run"}
+EOF
+
+check_output 'release -G 2 -u bob' 'hr release -G 2 -u bob; rcli get canhazgpu:gpu:2 | jq -c "[.start_time, .last_heartbeat, .expiry_time, (.last_released | type), has(\"user\")]"' <<'EOF'
+Released 1 GPU(s): [2]
+exit 0
+[null,null,null,"string",false]
+EOF
+
+check_output 'release: every manual reservation of the user, history written' \
+	'hr release; rcli zrange canhazgpu:usage_history_sorted 0 -1 | jq -c "[.user, .gpu_id, .reservation_type]" | sort' <<'EOF'
+Released 3 GPU(s): [0 1 3]
+exit 0
+["alice",0,"manual"]
+["alice",1,"manual"]
+["alice",3,"manual"]
+["bob",2,"manual"]
+EOF
+
+check_output 'release: nothing left, said as canhazgpu says it' 'hr release' <<'EOF'
+No manually reserved GPUs found for current user
+exit 0
+EOF
+
+# ---- run ----
+
+check_output 'run: the command on the GPU, CUDA_VISIBLE_DEVICES replaced, its status passed' \
+	'CUDA_VISIBLE_DEVICES=7 hr run -G 1 -- sh -c "echo \$CUDA_VISIBLE_DEVICES; exit 3"' <<'EOF'
+1
+exit 3
+Reserved 1 GPU(s): [1] for command execution
+EOF
+
+check_output 'run: released when the command ends, with its history' \
+	'rcli get canhazgpu:gpu:1 | jq -c "[.start_time, (.last_released | type), has(\"user\")]";
+	rcli zrangebyscore canhazgpu:usage_history_sorted -inf +inf | jq -c "select(.reservation_type == \"run\") | [.user, .gpu_id]"' <<'EOF'
+[null,"string",false]
+["alice",1]
+EOF
+
+check_output 'run: a command ended by a signal: 128 + its number' 'hr run --gpu-ids=0 -- sh -c "kill -TERM \$\$"' <<'EOF'
+exit 143
+Reserved 1 GPU(s): [0] for command execution
+EOF
+
+check_output 'run: the -- is required' 'hr run -g 1 sh -c true; hr run -g 1; hr run --' <<'EOF'
+exit 2
+k8shazgpu host run: missing -- before the command
+exit 2
+k8shazgpu host run: missing -- before the command
+exit 2
+k8shazgpu host run: no command after --
+EOF
+
+check_output 'run --timeout: SIGINT at the end of it, status 124' \
+	'hr run -G2 --timeout 1s -- sh -c "trap \"kill \\\$!; echo interrupted; exit 5\" INT; sleep 30 & wait"' <<'EOF'
+interrupted
+exit 124
+Reserved 1 GPU(s): [2] for command execution
+EOF
+
+check_output 'run --timeout: canhazgpu durations only' 'hr run --timeout 1h30m -- true' <<'EOF'
+exit 2
+k8shazgpu host run: -t: not a duration: 1h30m (use e.g. 90m, 1.5h)
+EOF
+
+# SIGHUP to the process that waits for the command (the one started: the
+# wrappers exec it) does not end it: the command, which waits for hup.go,
+# made once the signal is sent, goes on, is waited for, and the GPU is
+# released after.
+k8shazgpu host run -G 3 -- sh -c 'i=0; while [ ! -e hup.go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	echo done >hup.done' >hup.out 2>hup.err &
+hup_pid=$!
+check 'run: the GPU is held while the command runs' 'EVENTUALLY_HZ=10 eventually 30 held_run 3'
+kill -HUP "$hup_pid"
+sleep 0.5
+: >hup.go
+wait "$hup_pid"
+hup_st=$?
+check_output 'run: SIGHUP to the supervisor does not end it; released after the command' \
+	'echo "exit $hup_st"; cat hup.done; rcli get canhazgpu:gpu:3 | jq -c "[.start_time, (.last_released | type), has(\"user\")]"' <<'EOF'
+exit 0
+done
+[null,"string",false]
+EOF
+
+# ---- status ----
+
+# Six GPUs written as canhazgpu's writers write them, at times relative to
+# T0: a Lua reservation (integers) under a display name; a Go heartbeat
+# (RFC3339 at offsets, a fraction); a release (RFC3339Nano); a GPU never
+# used; a key that is not JSON; a Kubernetes hold.
+T0=$(date +%s)
+K8SHAZGPU_NOW=$T0
+export K8SHAZGPU_NOW
+rcli flushdb >/dev/null
+rcli set canhazgpu:gpu_count 6 >/dev/null
+rcli set canhazgpu:provider nvidia >/dev/null
+rcli set canhazgpu:gpu:0 "{\"user\":\"alice\",\"actual_user\":\"bob\",\"start_time\":$((T0 - 3723)),\"type\":\"manual\",\"expiry_time\":$((T0 + 11745)),\"note\":\"eval run\"}" >/dev/null
+rcli set canhazgpu:gpu:1 "{\"user\":\"carol\",\"actual_user\":\"carol\",\"start_time\":\"$(at $((T0 - 125)) 7200 +02:00)\",\"last_heartbeat\":\"$(at $((T0 - 41)) -14400 .5-04:00)\",\"type\":\"run\",\"expiry_time\":null,\"last_released\":null}" >/dev/null
+rcli set canhazgpu:gpu:2 "{\"start_time\":null,\"last_heartbeat\":null,\"expiry_time\":null,\"last_released\":\"$(at $((T0 - 3723)) 19800 .123456789+05:30)\"}" >/dev/null
+rcli set canhazgpu:gpu:4 'not json' >/dev/null
+rcli set canhazgpu:gpu:5 "{\"user\":\"k8s:team/train\",\"actual_user\":\"k8s\",\"start_time\":$((T0 - 60)),\"type\":\"k8s\",\"claim_uid\":\"5f1c2d3e-9a8b-4c7d-8e6f-0a1b2c3d4e5f\"}" >/dev/null
+
+check_output 'status: every GPU as canhazgpu shows it' 'hr status' <<'EOF'
+ GPU │ STATUS      │ USER           │ DURATION │ TYPE   │ DETAILS                   │ VALIDATION │ NOTE     
+─────┼─────────────┼────────────────┼──────────┼────────┼───────────────────────────┼────────────┼──────────
+ 0   │ ● IN_USE    │ bob (alice)    │ 1h 2m 3s │ MANUAL │ expires in 3h 15m 45s     │ -          │ eval run 
+ 1   │ ● IN_USE    │ carol          │ 0h 2m 5s │ RUN    │ heartbeat 0h 0m 41s ago   │ -          │ -        
+ 2   │ ● AVAILABLE │ -              │ -        │ -      │ free for 1h 2m 3s         │            │ -        
+ 3   │ ● AVAILABLE │ -              │ -        │ -      │ never used                │            │ -        
+ 4   │ ✗ ERROR     │ -              │ -        │ -      │ canhazgpu:gpu:4: not JSON │ -          │ -        
+ 5   │ ● IN_USE    │ k8s:team/train │ 0h 1m 0s │ K8S    │ claim 5f1c2d3e            │ -          │ -        
+exit 0
+gpu-reserve: canhazgpu:gpu:4: not JSON (treated as held; left as it is)
+EOF
+
+check_output 'status --json: canhazgpu'"'"'s array' 'hr status --json' <<EOF
+[
+  {
+    "gpu_id": 0,
+    "status": "IN_USE",
+    "user": "bob (alice)",
+    "duration": "1h 2m 3s",
+    "type": "MANUAL",
+    "note": "eval run",
+    "details": "expires in 3h 15m 45s",
+    "expiry_time": "$(utc $((T0 + 11745)))"
+  },
+  {
+    "gpu_id": 1,
+    "status": "IN_USE",
+    "user": "carol",
+    "duration": "0h 2m 5s",
+    "type": "RUN",
+    "details": "heartbeat 0h 0m 41s ago",
+    "last_heartbeat": "$(utc $((T0 - 41)))"
+  },
+  {
+    "gpu_id": 2,
+    "status": "AVAILABLE",
+    "details": "free for 1h 2m 3s",
+    "last_released": "$(utc $((T0 - 3723)))"
+  },
+  {
+    "gpu_id": 3,
+    "status": "AVAILABLE",
+    "details": "never used"
+  },
+  {
+    "gpu_id": 4,
+    "status": "ERROR",
+    "details": "canhazgpu:gpu:4: not JSON",
+    "error": "canhazgpu:gpu:4: not JSON"
+  },
+  {
+    "gpu_id": 5,
+    "status": "IN_USE",
+    "user": "k8s:team/train",
+    "duration": "0h 1m 0s",
+    "type": "K8S",
+    "details": "claim 5f1c2d3e"
+  }
+]
+exit 0
+gpu-reserve: canhazgpu:gpu:4: not JSON (treated as held; left as it is)
+EOF
+
+check_output 'status -s: one row' 'hr status -s' <<'EOF'
+
+ HOST      │ TOTAL │ GPU MODELS │ AVAILABLE │ IN USE 
+───────────┼───────┼────────────┼───────────┼────────
+ localhost │ 6     │ -          │ ✓ 2       │ 3      
+
+exit 0
+gpu-reserve: canhazgpu:gpu:4: not JSON (treated as held; left as it is)
+EOF
+
+check_output 'status: the key that is not JSON is left as it is' 'rcli get canhazgpu:gpu:4' <<'EOF'
+not json
+EOF
+
+# On a terminal, canhazgpu's colours, unless --no-color or NO_COLOR.
+if command -v script >/dev/null 2>&1; then
+	esc=$(printf '\033')
+	check_output 'status -s on a terminal: coloured' \
+		'TERM=xterm script -qec "k8shazgpu host status --summary 2>/dev/null" /dev/null | tr -d "\r" | sed "s/$esc/<E>/g"' <<'EOF'
+
+ <E>[36;1mHOST<E>[0m      │ <E>[36;1mTOTAL<E>[0m │ <E>[36;1mGPU MODELS<E>[0m │ <E>[36;1mAVAILABLE<E>[0m │ <E>[36;1mIN USE<E>[0m 
+───────────┼───────┼────────────┼───────────┼────────
+ <E>[35;1mlocalhost<E>[0m │ <E>[37;1m6<E>[0m     │ <E>[2m-<E>[0m          │ <E>[32m✓<E>[0m 2       │ 3      
+
+EOF
+	check_output 'status on a terminal: --no-color, NO_COLOR' \
+		'TERM=xterm script -qec "k8shazgpu host status -s --no-color 2>/dev/null; NO_COLOR=1 k8shazgpu host status -s 2>/dev/null" /dev/null | tr -d "\r" | grep -c "$esc"' <<'EOF'
+0
+EOF
+else
+	echo "ok $((t_n + 1)) # SKIP script(1) is not installed"
+	echo "ok $((t_n + 2)) # SKIP script(1) is not installed"
+	t_n=$((t_n + 2))
+fi
+
+# ---- readings: a fake nvidia-smi with 8 H100s, GPUs 1 and 3 in use ----
+
+cat >fake-smi <<EOF
+#!/bin/sh
+case \$1 in --query-gpu=*) cat '$FIXTURES/gpu-probe/h100x8.csv' ;; esac
+EOF
+chmod +x fake-smi
+
+check_output 'readings, database 1: reserve skips the GPUs in use without a reservation' \
+	'hr --redis-db 1 admin --gpus 8; NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db=1 reserve -g 2' <<'EOF'
+Initialized 8 GPUs (IDs 0 to 7)
+exit 0
+Reserved 2 GPU(s): [0 2] for 0h 30m 0s
+
+Run the following command to run only on these GPUs:
+export CUDA_VISIBLE_DEVICES=0,2
+exit 0
+EOF
+
+since=$(rcli -n 1 get canhazgpu:gpu:0 | jq .start_time)
+check_output 'readings: status shows UNRESERVED, memory in VALIDATION' \
+	'NVIDIA_SMI=$SCRATCH/fake-smi K8SHAZGPU_NOW=$((since + 5)) hr status --redis-db 1' <<'EOF'
+ GPU │ STATUS       │ USER    │ DURATION │ TYPE   │ DETAILS               │ VALIDATION        │ NOTE 
+─────┼──────────────┼─────────┼──────────┼────────┼───────────────────────┼───────────────────┼──────
+ 0   │ ● IN_USE     │ alice   │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s │ no usage detected │ -    
+ 1   │ ⚠ UNRESERVED │ unknown │ -        │ -      │ 78112MB used          │ -                 │ -    
+ 2   │ ● IN_USE     │ alice   │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s │ no usage detected │ -    
+ 3   │ ⚠ UNRESERVED │ unknown │ -        │ -      │ 40211MB used          │ -                 │ -    
+ 4   │ ● AVAILABLE  │ -       │ -        │ -      │ never used            │ 1MB used          │ -    
+ 5   │ ● AVAILABLE  │ -       │ -        │ -      │ never used            │ 1MB used          │ -    
+ 6   │ ● AVAILABLE  │ -       │ -        │ -      │ never used            │ 1MB used          │ -    
+ 7   │ ● AVAILABLE  │ -       │ -        │ -      │ never used            │ 1MB used          │ -    
+exit 0
+EOF
+
+check_output 'readings: --memory-threshold; the models in the summary' \
+	'NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db 1 --memory-threshold 50000 status -s; NVIDIA_SMI=$SCRATCH/fake-smi k8shazgpu host --redis-db 1 status -j --memory-threshold=50000 | jq -c ".[3]"' <<'EOF'
+
+ HOST      │ TOTAL │ GPU MODELS     │ AVAILABLE │ IN USE 
+───────────┼───────┼────────────────┼───────────┼────────
+ localhost │ 8     │ H100 80GB HBM3 │ ✓ 5       │ 3      
+
+exit 0
+{"gpu_id":3,"status":"AVAILABLE","details":"never used","validation":"40211MB used","gpu_model":"H100 80GB HBM3"}
+EOF
+
+check_output 'readings: -G of a GPU in use without a reservation: refused, then taken with -f' \
+	'NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db 1 reserve -G 1 --nonblock; NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db 1 reserve -G 1 -f -s' <<'EOF'
+exit 1
+gpu-reserve: GPU 1 is in use without reservation
+1exit 0
+EOF
+
+check_output 'readings: run does not hand the command the descriptor they came on' \
+	'NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db 1 run -G 4 -- sh -c "test -e /proc/\$\$/fd/3 && echo fd 3 open || echo fd 3 closed"' <<'EOF'
+fd 3 closed
+exit 0
+Reserved 1 GPU(s): [4] for command execution
+EOF
+
+# ---- queue ----
+
+check_output 'queue: empty' 'hr queue; hr queue --json' <<'EOF'
+GPU Reservation Queue
+=====================
+No entries waiting in queue.
+exit 0
+{
+  "entries": [],
+  "total_waiting": 0,
+  "total_gpus_requested": 0,
+  "total_gpus_allocated": 0
+}
+exit 0
+EOF
+
+T0=$(date +%s)
+K8SHAZGPU_NOW=$T0
+q1=1b4e28ba-2fa1-41d2-883f-0016d3cca427
+q2=6fa459ea-ee8a-4ca4-894e-db77e160355e
+rcli zadd canhazgpu:queue "$((T0 - 65))000000000" $q1 "$((T0 - 30))000000000" $q2 >/dev/null
+rcli set canhazgpu:queue:entry:$q1 "{\"id\":\"$q1\",\"user\":\"alice\",\"actual_user\":\"alice\",\"requested_count\":2,\"allocated_gpus\":[0],\"reservation_type\":\"run\",\"enqueue_time\":\"$(at $((T0 - 65)) 0 Z)\",\"last_heartbeat\":\"$(at $((T0 - 5)) 0 Z)\"}" >/dev/null
+rcli set canhazgpu:queue:entry:$q2 "{\"id\":\"$q2\",\"user\":\"a-very-long-user-name\",\"actual_user\":\"bob\",\"requested_count\":2,\"requested_ids\":[1,3],\"allocated_gpus\":[],\"reservation_type\":\"manual\",\"expiry_duration\":1800000000000,\"enqueue_time\":\"$(at $((T0 - 30)) 7200 +02:00)\",\"last_heartbeat\":\"$(at $((T0 - 5)) 0 Z)\"}" >/dev/null
+
+check_output 'queue: the waiting requests in order' 'hr queue' <<'EOF'
+GPU Reservation Queue
+=====================
+
+Position   User            Requested       Allocated    Waiting
+--------   ----            ---------       ---------    -------
+1          alice           2 GPUs          1/2          0h 1m 5s
+2          a-very-long-... IDs: [1 3]      0/2          0h 0m 30s
+
+Total: 2 entries waiting for 3 GPUs (1 partially allocated)
+exit 0
+EOF
+
+check_output 'queue --json: canhazgpu'"'"'s QueueStatus' 'k8shazgpu host queue --json | jq -c ".entries[] |= del(.id)"' <<EOF
+{"entries":[{"user":"alice","actual_user":"alice","requested_count":2,"allocated_gpus":[0],"reservation_type":"run","enqueue_time":"$(utc $((T0 - 65)))","last_heartbeat":"$(utc $((T0 - 5)))"},{"user":"a-very-long-user-name","actual_user":"bob","requested_count":2,"requested_ids":[1,3],"allocated_gpus":[],"reservation_type":"manual","enqueue_time":"$(utc $((T0 - 30)))","last_heartbeat":"$(utc $((T0 - 5)))"}],"total_waiting":2,"total_gpus_requested":4,"total_gpus_allocated":1}
+EOF
+
+# A request that waits: its wrapper stopped by SIGTERM takes it out of
+# the queue.
+rcli flushdb >/dev/null
+gpu-reserve init -g 2 >/dev/null
+gpu-reserve reserve -g 1 -u dave >/dev/null
+k8shazgpu host reserve -g 2 >wait.out 2>wait.err &
+wait_pid=$!
+check 'reserve waits in the queue' 'eventually 20 queued'
+kill -TERM "$wait_pid"
+wait "$wait_pid"
+wait_st=$?
+check_output 'reserve: SIGTERM while waiting leaves the queue, nothing held' \
+	'echo "exit $wait_st"; cat wait.out; rcli zcard canhazgpu:queue; rcli keys "canhazgpu:queue:entry:*"; k8shazgpu host status -j | jq -r ".[1].status"' <<'EOF'
+exit 143
+0
+
+AVAILABLE
+EOF
+
+# ---- report ----
+
+T0=$(date +%s)
+rcli flushdb >/dev/null
+rcli set canhazgpu:gpu_count 2 >/dev/null
+# history members: USER GPU TYPE SECONDS, ended an hour before T0.
+history() {
+	e=$((T0 - 3600))
+	rcli zadd canhazgpu:usage_history_sorted $e "{\"user\":\"$1\",\"gpu_id\":$2,\"start_time\":\"$(utc $((e - $4)))\",\"end_time\":\"$(utc $e)\",\"duration_seconds\":$4,\"reservation_type\":\"$3\"}" >/dev/null
+}
+history alice 0 run 3600
+history alice 1 manual 1800
+history bob 0 manual 1800
+d0=$(date -u -d "@$((T0 - 30 * 86400))" +%F) d1=$(date -u -d "@$T0" +%F)
+
+check_output 'report: GPU hours per user' 'hr report' <<EOF
+
+=== GPU Reservation Report ===
+Period: $d0 to $d1 (30 days)
+
+User                       GPU Hours      Percentage        Run     Manual
+---------------------------------------------------------------------------
+alice                           1.50           75.0%          1          1
+bob                             0.50           25.0%          0          1
+---------------------------------------------------------------------------
+TOTAL                           2.00         100.0%          1          2
+
+Total reservations: 3
+Unique users: 2
+
+exit 0
+EOF
+
+check_output 'report -j -d 7: canhazgpu'"'"'s JSON' 'k8shazgpu host report -j -d 7 | jq -c .' <<EOF
+{"users":[{"name":"alice","gpu_hours":1.5,"percentage":75,"run_count":1,"manual_count":1},{"name":"bob","gpu_hours":0.5,"percentage":25,"run_count":0,"manual_count":1}],"total_gpu_hours":2,"total_reservations":3,"unique_users":2,"start_date":"$(date -u -d "@$((T0 - 7 * 86400))" +%F)","end_date":"$d1","days":7}
+EOF
+
+# ---- Redis options and failures ----
+
+dead=$(free_port)
+check_output 'Redis unreachable: 75, the address named' 'hr --redis-host 127.0.0.1 --redis-port '"$dead"' status' <<EOF
+exit 75
+gpu-reserve: redis 127.0.0.1:$dead: Connection refused
+EOF
+
+check_output 'no pool: how to make one' 'rcli flushdb >/dev/null; hr status' <<'EOF'
+exit 1
+gpu-reserve: canhazgpu:gpu_count is not set; initialise the pool with `gpu-reserve init -g N` (or canhazgpu admin --gpus N)
+EOF
+
+# A second server on a unix socket, with a password.
+redis-server --port 0 --unixsocket "$SCRATCH/r.sock" --requirepass s3cret --save '' \
+	--appendonly no --daemonize yes --pidfile "$SCRATCH/sock.pid" --logfile "$SCRATCH/sock.log" \
+	--dir "$SCRATCH" >/dev/null
+trap 'stop_redis; [ ! -s "$SCRATCH/sock.pid" ] || kill "$(cat "$SCRATCH/sock.pid")" 2>/dev/null' EXIT
+eventually 10 test -S r.sock
+printf 's3cret\n' >pw
+
+check_output '--redis-socket (relative), --redis-password-file' \
+	'hr --redis-socket r.sock --redis-password-file pw admin --gpus 2; hr --redis-password-file=pw status --redis-socket='"$SCRATCH"'/r.sock | tail -n 2' <<'EOF'
+Initialized 2 GPUs (IDs 0 to 1)
+exit 0
+ 1   │ ● AVAILABLE │ -    │ -        │ -    │ never used │            │ -    
+exit 0
+EOF
+
+check_output '--redis-socket without the password: refused, the password never shown' \
+	'hr --redis-socket r.sock status; grep -c s3cret hr.err' <<EOF
+exit 1
+gpu-reserve: redis $SCRATCH/r.sock: authentication failed: NOAUTH Authentication required.
+0
+EOF
+
+check_output '--redis-socket with --redis-host: one or the other' 'hr --redis-socket r.sock --redis-host 127.0.0.1 status' <<'EOF'
+exit 2
+k8shazgpu host status: --redis-socket and --redis-host/--redis-port: give one
+EOF
+
+# ---- usage ----
+
+check_output 'an unknown option: the verb'"'"'s usage, 2' 'hr reserve --bogus; hr reserve -g' <<'EOF'
+exit 2
+k8shazgpu host reserve: --bogus: unknown option
+usage: k8shazgpu host reserve [-g N] [-G ids] [-d duration] [-n note] [-u user] [-f] [--nonblock] [-w duration] [-s]
+exit 2
+k8shazgpu host reserve: -g needs a value
+EOF
+
+check_output 'an unknown verb, an unknown group option, no verb' 'hr frob; hr --frob status; hr' <<'EOF'
+exit 2
+k8shazgpu host: frob: unknown verb
+usage: k8shazgpu-host [--redis-host H] [--redis-port P] [--redis-socket PATH]
+                      [--redis-db N] [--redis-password-file F]
+                      [--memory-threshold MIB] verb [options]
+       k8shazgpu host ..., the same
+exit 2
+k8shazgpu host: --frob: unknown option
+usage: k8shazgpu-host [--redis-host H] [--redis-port P] [--redis-socket PATH]
+                      [--redis-db N] [--redis-password-file F]
+                      [--memory-threshold MIB] verb [options]
+       k8shazgpu host ..., the same
+exit 2
+usage: k8shazgpu-host [--redis-host H] [--redis-port P] [--redis-socket PATH]
+                      [--redis-db N] [--redis-password-file F]
+                      [--memory-threshold MIB] verb [options]
+       k8shazgpu host ..., the same
+EOF
+
+check_output '-h: the group, a verb, on stdout' 'hr -h | sed -n "5p;\$p"; hr queue -h; hr admin --help | head -1' <<'EOF'
+verbs, as canhazgpu's, on the Redis GPU ledger shared with Kubernetes:
+exit 0
+usage: k8shazgpu host queue [--json]
+The requests waiting for GPUs, first come first served.
+      --json            canhazgpu's JSON
+exit 0
+usage: k8shazgpu host admin --gpus N [--force]
+EOF
+
+check_output 'k8shazgpu lists host; k8shazgpu-host runs on its own too' \
+	'k8shazgpu -h | grep -A1 "^  host"; k8shazgpu-host admin 2>&1; echo "exit $?"' <<'EOF'
+  host VERB ...           the host's GPUs as canhazgpu: reserve, release, run,
+                          status, queue, report, admin (k8shazgpu-host(1))
+k8shazgpu host admin: --gpus is required
+exit 2
+EOF
+
+done_testing
