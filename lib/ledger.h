@@ -88,6 +88,12 @@ json_t *lg_time_json(const struct lg_time *t);
  * answer them) as an RFC 3339 UTC string; anything else as null. */
 json_t *lg_secs_json(const json_t *secs);
 
+/* lg_str_or_null returns s as a JSON string, or null for NULL;
+ * lg_copy_or_null a deep copy of v, or null for NULL: the members of
+ * the records written. */
+json_t *lg_str_or_null(const char *s);
+json_t *lg_copy_or_null(const json_t *v);
+
 /* lg_duration reads a canhazgpu duration ("90m", "1.5h", "2d", "45s")
  * into seconds. Returns 0, or -1 for anything else. */
 int lg_duration(const char *s, double *secs);

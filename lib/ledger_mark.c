@@ -46,12 +46,6 @@ is_whole_gpu(const json_t *rec)
 	return !m || json_is_null(m);
 }
 
-static json_t *
-str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 /* held_of returns the held member for a state, or NULL when the GPU is
  * free to publish; unreserved: in use without a reservation. */
 static json_t *
@@ -76,11 +70,11 @@ held_of(const struct lg_state *st, int unreserved)
 		return h;
 	}
 	json_object_set_new(h, "user", json_string(st->user));
-	json_object_set_new(h, "actual_user", str_or_null(st->actual_user));
+	json_object_set_new(h, "actual_user", lg_str_or_null(st->actual_user));
 	json_object_set_new(h, "type", json_string(st->type));
 	json_object_set_new(h, "since", lg_time_json(&st->start));
 	json_object_set_new(h, "expires", lg_time_json(&st->expiry));
-	json_object_set_new(h, "note", str_or_null(st->note));
+	json_object_set_new(h, "note", lg_str_or_null(st->note));
 	return h;
 }
 

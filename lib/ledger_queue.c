@@ -155,12 +155,6 @@ lg_queue_wait(struct lg *l, json_t *entry, json_t *unreserved, double wait_s,
 	return done;
 }
 
-static json_t *
-copy_or_null(const json_t *v)
-{
-	return v ? json_deep_copy(v) : json_null();
-}
-
 /* entry_record turns a QueueEntry (raw JSON) at position pos into a
  * queue-entry record, or returns NULL when it cannot be read. */
 static json_t *
@@ -182,11 +176,11 @@ entry_record(const char *raw, size_t len, long long pos, const char *id,
 	json_object_set_new(r, "position", json_integer(pos));
 	json_object_set_new(r, "id", json_string(id));
 	json_object_set_new(r, "user",
-		copy_or_null(json_object_get(e, "user")));
+		lg_copy_or_null(json_object_get(e, "user")));
 	json_object_set_new(r, "actual_user",
-		copy_or_null(json_object_get(e, "actual_user")));
+		lg_copy_or_null(json_object_get(e, "actual_user")));
 	json_object_set_new(r, "requested",
-		copy_or_null(json_object_get(e, "requested_count")));
+		lg_copy_or_null(json_object_get(e, "requested_count")));
 	ids = json_object_get(e, "requested_ids");
 	json_object_set_new(r, "requested_ids",
 		json_array_size(ids) ? json_deep_copy(ids) : json_null());
@@ -194,7 +188,7 @@ entry_record(const char *raw, size_t len, long long pos, const char *id,
 	json_object_set_new(r, "allocated",
 		json_is_array(ids) ? json_deep_copy(ids) : json_array());
 	json_object_set_new(r, "type",
-		copy_or_null(json_object_get(e, "reservation_type")));
+		lg_copy_or_null(json_object_get(e, "reservation_type")));
 	json_object_set_new(r, "enqueued", lg_time_json(&enq));
 	json_object_set_new(r, "heartbeat", lg_time_json(&hb));
 	json_object_set_new(r, "waiting_s",

@@ -134,12 +134,6 @@ lg_req_check(struct lg_req *q, int cli, char *why, size_t n)
 	return NULL;
 }
 
-static json_t *
-str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 /* lg_reserve_params is the reserve script's parameters for q. */
 json_t *
 lg_reserve_params(const struct lg_req *q, json_t *unreserved)
@@ -155,7 +149,7 @@ lg_reserve_params(const struct lg_req *q, json_t *unreserved)
 	json_object_set_new(p, "type", json_string(q->type));
 	if (q->duration)
 		json_object_set_new(p, "duration", json_real(q->duration));
-	json_object_set_new(p, "note", str_or_null(q->note));
+	json_object_set_new(p, "note", lg_str_or_null(q->note));
 	if (q->claim_uid) {
 		json_object_set_new(p, "claim_uid", json_string(q->claim_uid));
 		json_object_set_new(p, "namespace",

@@ -170,12 +170,6 @@ lg_states_free(struct lg_state *sts, int count)
 	free(sts);
 }
 
-static json_t *
-str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 json_t *
 lg_state_record(const struct lg_state *st, long long mem, int unreserved)
 {
@@ -190,12 +184,14 @@ lg_state_record(const struct lg_state *st, long long mem, int unreserved)
 	json_object_set_new(r, "kind", json_string("gpu-state"));
 	json_object_set_new(r, "gpu", json_integer(st->gpu));
 	json_object_set_new(r, "state", json_string(state));
-	json_object_set_new(r, "user", str_or_null(in_use ? st->user : NULL));
+	json_object_set_new(r, "user",
+		lg_str_or_null(in_use ? st->user : NULL));
 	json_object_set_new(r, "actual_user",
-		str_or_null(in_use ? st->actual_user : NULL));
-	json_object_set_new(r, "type", str_or_null(in_use ? st->type : NULL));
+		lg_str_or_null(in_use ? st->actual_user : NULL));
+	json_object_set_new(r, "type",
+		lg_str_or_null(in_use ? st->type : NULL));
 	json_object_set_new(r, "claim_uid",
-		str_or_null(in_use ? st->claim_uid : NULL));
+		lg_str_or_null(in_use ? st->claim_uid : NULL));
 	json_object_set_new(r, "since",
 		in_use ? lg_time_json(&st->start) : json_null());
 	json_object_set_new(r, "heartbeat",
@@ -203,14 +199,15 @@ lg_state_record(const struct lg_state *st, long long mem, int unreserved)
 	json_object_set_new(r, "expires",
 		in_use ? lg_time_json(&st->expiry) : json_null());
 	json_object_set_new(r, "last_released", lg_time_json(&st->released));
-	json_object_set_new(r, "note", str_or_null(in_use ? st->note : NULL));
+	json_object_set_new(r, "note",
+		lg_str_or_null(in_use ? st->note : NULL));
 	json_object_set_new(r, "queue_id",
-		str_or_null(in_use ? st->queue_id : NULL));
+		lg_str_or_null(in_use ? st->queue_id : NULL));
 	json_object_set_new(r, "memory_used_mib",
 		mem >= 0 ? json_integer(mem) : json_null());
 	if (st->kind == LG_BAD)
 		err = easprintf(LG_PREFIX "gpu:%d: %s", st->gpu, st->why);
-	json_object_set_new(r, "error", str_or_null(err));
+	json_object_set_new(r, "error", lg_str_or_null(err));
 	free(err);
 	return r;
 }

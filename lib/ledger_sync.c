@@ -78,12 +78,6 @@ take_hold(struct nd_reader *r, json_t *rec, struct holds *h)
 	return 0;
 }
 
-static json_t *
-copy_or_null(const json_t *v)
-{
-	return v ? json_deep_copy(v) : json_null();
-}
-
 /* conflict writes a conflict record for hold record rec. */
 static void
 conflict(const json_t *rec, const json_t *c)
@@ -94,17 +88,17 @@ conflict(const json_t *rec, const json_t *c)
 	json_object_set_new(o, "gpu",
 		json_deep_copy(json_object_get(rec, "gpu")));
 	json_object_set_new(o, "claim_uid",
-		copy_or_null(json_object_get(rec, "claim_uid")));
+		lg_copy_or_null(json_object_get(rec, "claim_uid")));
 	json_object_set_new(o, "namespace",
-		copy_or_null(json_object_get(rec, "namespace")));
+		lg_copy_or_null(json_object_get(rec, "namespace")));
 	json_object_set_new(o, "name",
-		copy_or_null(json_object_get(rec, "name")));
+		lg_copy_or_null(json_object_get(rec, "name")));
 	json_object_set_new(o, "pods",
 		json_is_array(pods) ? json_deep_copy(pods) : json_array());
 	json_object_set_new(o, "holder",
-		copy_or_null(json_object_get(c, "holder")));
+		lg_copy_or_null(json_object_get(c, "holder")));
 	json_object_set_new(o, "holder_type",
-		copy_or_null(json_object_get(c, "holder_type")));
+		lg_copy_or_null(json_object_get(c, "holder_type")));
 	json_object_set_new(o, "since",
 		lg_secs_json(json_object_get(c, "since")));
 	nd_write(o);

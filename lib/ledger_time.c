@@ -185,6 +185,18 @@ lg_time_json(const struct lg_time *t)
 }
 
 json_t *
+lg_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *
+lg_copy_or_null(const json_t *v)
+{
+	return v ? json_deep_copy(v) : json_null();
+}
+
+json_t *
 lg_secs_json(const json_t *secs)
 {
 	char buf[32];
