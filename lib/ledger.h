@@ -60,6 +60,7 @@ enum lg_script {
 	LG_HEARTBEAT,
 	LG_CLEANUP,
 	LG_K8S_SYNC,
+	LG_K8S_PREPARE,
 	LG_QUEUE_ADD,
 	LG_QUEUE_HEARTBEAT,
 	LG_QUEUE_TRY,
@@ -130,8 +131,9 @@ json_t *lg_state_record(const struct lg_state *st, long long mem,
 	int unreserved);
 
 /* lg_reservation returns a reservation record with op for a reservation
- * as the scripts describe it ({gpu, user, actual_user, type, claim_uid,
- * since, expires, note}). */
+ * as the scripts describe it ({gpu, mig, user, actual_user, type,
+ * claim_uid, since, expires, note}; mig, a MIG device's uuid, only in
+ * the record when the info has it). */
 json_t *lg_reservation(const char *op, const json_t *info);
 
 /* lg_bad_warning warns, once per key and process, that a key cannot be
@@ -143,14 +145,24 @@ void lg_delete_states(struct lg *l);
 
 /* ---- lib/ledger_lua.c ---- */
 
-/* lg_init sets up l on the connection rd. */
+/* lg_init sets up l on the connection rd. The first call builds the
+ * scripts, shared by every struct lg after: make it before threads
+ * start. */
 void lg_init(struct lg *l, struct rd *rd, double lockwait_s);
 
-/* lg_run runs script s with params (taken; now, ns, off and token are
- * added), retrying while another holds the allocation lock, up to
- * l->lockwait_s, then ending the tool with status 75. Returns the
- * script's answer (caller frees). Errors every script can answer (no
- * gpu_count) and failures of the script itself end the tool. */
+/* lg_try_run runs script s with params (taken; now, ns, off and token
+ * are added), retrying while another holds the allocation lock, up to
+ * l->lockwait_s. Returns the script's answer (caller frees), or NULL
+ * with *status and *why (malloc'd, the message): HAZ_TEMP when Redis
+ * cannot be reached (on a soft connection; else the tool ends) or the
+ * lock stayed held; HAZ_FAIL when the pool has no gpu_count or the
+ * script failed or answered something unreadable. Never ends the tool
+ * on a soft connection; touches no static state. */
+json_t *lg_try_run(struct lg *l, enum lg_script s, json_t *params, int *status,
+	char **why);
+
+/* lg_run is lg_try_run that ends the tool with the status and message
+ * where lg_try_run would return NULL. */
 json_t *lg_run(struct lg *l, enum lg_script s, json_t *params);
 
 /* ---- lib/ledger_req.c ---- */
@@ -291,6 +303,44 @@ int lg_mark(struct lg *l, struct rd *sub, int watch, long long threshold);
  * per wanted GPU someone else holds, and a flush record per batch.
  * Returns HAZ_OK or HAZ_FAIL (a bad record). */
 int lg_k8s_sync(struct lg *l);
+
+/* ---- lib/ledger_claim.c ---- */
+
+/* A Kubernetes claim's holds (the kubelet plugin's prepare) and their
+ * MIG model: a whole GPU is held by the claim (user "k8s:<ns>/<name>",
+ * its claim_uid); a MIG device holds its parent GPU with the shared hold
+ * (user "k8s:mig", no claim_uid), its claims in
+ * canhazgpu:k8s:gpu:<g>:claims, the device's claim in
+ * canhazgpu:k8s:mig:<uuid>. gpu-reserve(1) and k8shazgpu(7) have the
+ * keys. */
+
+/* lg_claim_prepare takes the holds of claim ({claim_uid, namespace, name,
+ * user (default "k8s:<namespace>/<name>"), pod (or null), gpus: [whole
+ * GPU ids], mig: [{gpu, uuid}]}) all or nothing, under the allocation
+ * lock; never queued. Returns the answer: {ok: [a reservation info per
+ * whole GPU, then per MIG device with member mig]} (nothing written
+ * again when the claim holds them already), or {conflicts: [{gpu, mig,
+ * holder, holder_type, claim_uid, since, bad}]} with nothing written;
+ * each with released: the stale host reservations freed on the way. NULL
+ * with *status and *why as lg_try_run's, and HAZ_FAIL for a claim that
+ * is not of that shape or names a GPU out of range. A connection that
+ * fails is tried once more, connected anew (the script is idempotent).
+ * Safe from threads that each have their own l, or share one under a
+ * lock. */
+json_t *lg_claim_prepare(struct lg *l, const json_t *claim, int *status,
+	char **why);
+
+/* lg_claim_release frees every hold of claim uid: its whole GPUs, its MIG
+ * devices, and each shared parent it was the last claim of (with its
+ * usage record). Returns {released: [infos]} ([] for a claim that holds
+ * nothing), or NULL as lg_claim_prepare. */
+json_t *lg_claim_release(struct lg *l, const char *uid, int *status,
+	char **why);
+
+/* lg_conflict_text is one sentence for a conflict of lg_claim_prepare's
+ * answer (malloc'd), e.g. "GPU 1 is held by alice (manual reservation
+ * since 2026-11-24T03:00:00Z)". */
+char *lg_conflict_text(const json_t *conflict);
 
 /* ---- lib/ledger_report.c ---- */
 

@@ -18,6 +18,7 @@ static const struct {
 	[LG_HEARTBEAT] = {"heartbeat", lua_heartbeat},
 	[LG_CLEANUP] = {"cleanup", lua_cleanup},
 	[LG_K8S_SYNC] = {"k8s-sync", lua_k8s_sync},
+	[LG_K8S_PREPARE] = {"k8s-prepare", lua_k8s_prepare},
 	[LG_QUEUE_ADD] = {"queue-add", lua_queue_add},
 	[LG_QUEUE_HEARTBEAT] = {"queue-heartbeat", lua_queue_heartbeat},
 	[LG_QUEUE_TRY] = {"queue-try", lua_queue_try},
@@ -26,8 +27,9 @@ static const struct {
 
 #define NSCRIPTS (sizeof bodies / sizeof bodies[0])
 
-/* The scripts' texts, built once: lua_lib then the body. Never freed
- * while the process runs; freed at exit to keep leak checks clean. */
+/* The scripts' texts and SHA-1s, built once by the first lg_init: lua_lib
+ * then the body. Never changed or freed while the process runs (threads
+ * may share them); freed at exit to keep leak checks clean. */
 static struct rd_script scripts[NSCRIPTS];
 
 static void
@@ -52,7 +54,9 @@ lg_init(struct lg *l, struct rd *rd, double lockwait_s)
 		return;
 	for (i = 0; i < NSCRIPTS; i++) {
 		scripts[i].name = bodies[i].name;
-		scripts[i].src = easprintf("%s%s", lua_lib, bodies[i].body);
+		scripts[i].src = easprintf("%s%s%s", lua_lib, lua_mig,
+			bodies[i].body);
+		rd_script_sha(&scripts[i]);
 	}
 	atexit(free_scripts);
 }
@@ -79,37 +83,46 @@ pause_jitter(void)
 	nanosleep(&ts, NULL);
 }
 
-/* common_errors ends the tool for the answers any script can give (res
- * freed first). */
-static void
-common_errors(json_t *res)
+/* common_error says what the answers any script can give mean (NULL
+ * for none): the pool has no size. */
+static const char *
+common_error(const json_t *res)
 {
 	const char *e = json_string_value(json_object_get(res, "error"));
-	int nocount = e && strcmp(e, "nocount") == 0;
-	int badcount = e && strcmp(e, "badcount") == 0;
 
-	if (nocount || badcount)
-		json_decref(res);
-	if (nocount)
-		err_die(HAZ_FAIL,
-			LG_PREFIX "gpu_count is not set; initialise the pool "
-				  "with `gpu-reserve init -g N` (or canhazgpu "
-				  "admin --gpus N)");
-	if (badcount)
-		err_die(HAZ_FAIL, LG_PREFIX "gpu_count is not a number");
+	if (e && strcmp(e, "nocount") == 0)
+		return LG_PREFIX "gpu_count is not set; initialise the pool "
+				 "with `gpu-reserve init -g N` (or canhazgpu "
+				 "admin --gpus N)";
+	if (e && strcmp(e, "badcount") == 0)
+		return LG_PREFIX "gpu_count is not a number";
+	return NULL;
+}
+
+/* failed sets *status and *why (malloc'd) and returns NULL, for
+ * lg_try_run. */
+static json_t *
+failed(int *status, char **why, int st, char *msg)
+{
+	*status = st;
+	*why = msg;
+	return NULL;
 }
 
 json_t *
-lg_run(struct lg *l, enum lg_script s, json_t *params)
+lg_try_run(struct lg *l, enum lg_script s, json_t *params, int *status,
+	char **why)
 {
 	double start = mono();
 	struct lg_clock c;
 	json_error_t jerr;
 	redisReply *y;
-	const char *argv[1];
-	char *text;
-	json_t *res;
+	const char *argv[1], *e;
+	char *text, *msg = NULL;
+	json_t *res = NULL;
 
+	*status = HAZ_OK;
+	*why = NULL;
 	for (;;) {
 		lg_clock(&c);
 		json_object_set_new(params, "now", json_integer(c.sec));
@@ -122,31 +135,63 @@ lg_run(struct lg *l, enum lg_script s, json_t *params)
 		argv[0] = text;
 		y = rd_eval(l->rd, &scripts[s], 1, argv);
 		free(text);
-		if (y->type != REDIS_REPLY_STRING) {
+		if (!y) {
 			json_decref(params);
-			rd_fail(l->rd, y, HAZ_FAIL, scripts[s].name);
+			return failed(status, why, HAZ_TEMP,
+				estrdup(l->rd->why ? l->rd->why
+						   : "redis: connection lost"));
+		}
+		if (y->type != REDIS_REPLY_STRING) {
+			msg = easprintf("redis %s: %s: %s", l->rd->addr,
+				scripts[s].name,
+				y->type == REDIS_REPLY_ERROR
+					? y->str
+					: "unexpected reply");
+			freeReplyObject(y);
+			json_decref(params);
+			return failed(status, why, HAZ_FAIL, err_clean(msg));
 		}
 		res = jl_loadb(y->str, y->len, 0, &jerr);
 		freeReplyObject(y);
 		if (!res || !json_is_object(res)) {
 			json_decref(params);
 			json_decref(res);
-			err_die(HAZ_FAIL, "redis %s: %s: not a JSON object",
-				l->rd->addr, scripts[s].name);
+			return failed(status, why, HAZ_FAIL,
+				easprintf("redis %s: %s: not a JSON object",
+					l->rd->addr, scripts[s].name));
 		}
 		if (!json_is_true(json_object_get(res, "locked")))
 			break;
 		json_decref(res);
 		if (mono() - start >= l->lockwait_s) {
 			json_decref(params);
-			err_die(HAZ_TEMP,
-				LG_PREFIX "allocation_lock is held by someone "
-					  "else (waited %g s); left as it is",
-				l->lockwait_s);
+			return failed(status, why, HAZ_TEMP,
+				easprintf(LG_PREFIX
+					"allocation_lock is held by someone "
+					"else (waited %g s); left as it is",
+					l->lockwait_s));
 		}
 		pause_jitter();
 	}
 	json_decref(params);
-	common_errors(res);
+	if ((e = common_error(res))) {
+		json_decref(res);
+		return failed(status, why, HAZ_FAIL, estrdup(e));
+	}
 	return res;
+}
+
+json_t *
+lg_run(struct lg *l, enum lg_script s, json_t *params)
+{
+	char msg[1024], *why;
+	json_t *res;
+	int status;
+
+	if ((res = lg_try_run(l, s, params, &status, &why)))
+		return res;
+	/* copied, so that nothing is left allocated at exit */
+	snprintf(msg, sizeof msg, "%s", why);
+	free(why);
+	err_die(status, "%s", msg);
 }

@@ -225,6 +225,9 @@ lg_reservation(const char *op, const json_t *info)
 	json_object_set_new(r, "gpu",
 		json_integer((json_int_t)json_number_value(
 			json_object_get(info, "gpu"))));
+	v = json_object_get(info, "mig");
+	if (json_is_string(v))
+		json_object_set_new(r, "mig", json_copy(v));
 	for (i = 0; i < 4; i++) {
 		v = json_object_get(info, strs[i]);
 		json_object_set_new(r, strs[i],

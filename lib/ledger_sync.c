@@ -1,5 +1,7 @@
 /* ledger_sync: the ledger's k8s holds made to match what the cluster
- * allocated, batch by batch. */
+ * allocated, batch by batch. A hold record with "mig" (a MIG device's
+ * uuid, gpu its parent) is held with the parent's shared hold (the MIG
+ * model of lib/ledger.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +30,7 @@ str_member(const json_t *o, const char *k)
 static int
 take_hold(struct nd_reader *r, json_t *rec, struct holds *h)
 {
-	const json_t *gpu = json_object_get(rec, "gpu"), *pods, *p;
+	const json_t *gpu = json_object_get(rec, "gpu"), *pods, *p, *mig;
 	const char *uid = str_member(rec, "claim_uid");
 	const char *ns = str_member(rec, "namespace");
 	const char *name = str_member(rec, "name"), *user;
@@ -55,6 +57,13 @@ take_hold(struct nd_reader *r, json_t *rec, struct holds *h)
 			!ns || !*ns ? "namespace" : "name");
 		return -1;
 	}
+	mig = json_object_get(rec, "mig");
+	if (mig && !json_is_null(mig) &&
+		(!json_is_string(mig) || !*json_string_value(mig))) {
+		json_array_append_new(h->keep, json_string(uid));
+		nd_warn(r, "mig: not a string");
+		return -1;
+	}
 	user = str_member(rec, "user");
 	if (!user)
 		user = u = easprintf("k8s:%s/%s", ns, name);
@@ -64,6 +73,8 @@ take_hold(struct nd_reader *r, json_t *rec, struct holds *h)
 	json_object_set_new(hold, "claim_uid", json_string(uid));
 	json_object_set_new(hold, "user", json_string(user));
 	json_object_set_new(hold, "namespace", json_string(ns));
+	if (json_is_string(mig))
+		json_object_set_new(hold, "mig", json_copy((json_t *)mig));
 	json_array_foreach(pods, i, p)
 		if (json_is_string(p)) {
 			json_object_set_new(hold, "pod",
@@ -87,6 +98,9 @@ conflict(const json_t *rec, const json_t *c)
 	json_object_set_new(o, "kind", json_string("conflict"));
 	json_object_set_new(o, "gpu",
 		json_deep_copy(json_object_get(rec, "gpu")));
+	if (json_is_string(json_object_get(rec, "mig")))
+		json_object_set_new(o, "mig",
+			json_deep_copy(json_object_get(rec, "mig")));
 	json_object_set_new(o, "claim_uid",
 		lg_copy_or_null(json_object_get(rec, "claim_uid")));
 	json_object_set_new(o, "namespace",

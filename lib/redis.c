@@ -48,10 +48,11 @@ rd_fail(struct rd *r, redisReply *y, int status, const char *what)
 	err_die(status, "redis %s: %s: %s", r->addr, what, err_clean(why));
 }
 
-/* open_socket connects r->c to the address, without a timeout when
- * r->timeout_s is 0. Returns the context (maybe with err set). */
+/* open_socket connects to r's address, with r->timeout_s (5 s when 0)
+ * to connect. Returns the context (maybe with err set), or NULL: out of
+ * memory, or the address unusable (*bad says how). */
 static redisContext *
-open_socket(struct rd *r)
+open_socket(struct rd *r, const char **bad)
 {
 	const char *a = r->addr, *colon;
 	struct timeval tv = tv_of(r->timeout_s > 0 ? r->timeout_s : 5);
@@ -59,14 +60,17 @@ open_socket(struct rd *r)
 	char *host;
 	int port = 6379;
 
+	*bad = NULL;
 	if (strncmp(a, "unix:", 5) == 0)
 		return redisConnectUnixWithTimeout(a + 5, tv);
 	if (a[0] == '/')
 		return redisConnectUnixWithTimeout(a, tv);
 	if (a[0] == '[') {
 		colon = strchr(a, ']');
-		if (!colon)
-			err_die(HAZ_USAGE, "redis %s: bad address", a);
+		if (!colon) {
+			*bad = "bad address";
+			return NULL;
+		}
 		host = estrdup(a + 1);
 		host[colon - a - 1] = '\0';
 		colon = colon[1] == ':' ? colon + 1 : NULL;
@@ -80,12 +84,18 @@ open_socket(struct rd *r)
 		char *end;
 		long p = strtol(colon + 1, &end, 10);
 
-		if (*end || end == colon + 1 || p < 1 || p > 65535)
-			err_die(HAZ_USAGE, "redis %s: bad port", a);
+		if (*end || end == colon + 1 || p < 1 || p > 65535) {
+			free(host);
+			*bad = "bad port";
+			return NULL;
+		}
 		port = (int)p;
 	}
-	if (!*host)
-		err_die(HAZ_USAGE, "redis %s: bad address", a);
+	if (!*host) {
+		free(host);
+		*bad = "bad address";
+		return NULL;
+	}
 	c = redisConnectWithTimeout(host, port, tv);
 	free(host);
 	return c;
@@ -107,6 +117,7 @@ void
 rd_connect(struct rd *r, const char *addr, int db, const char *password,
 	double timeout_s)
 {
+	const char *bad;
 	redisReply *y;
 
 	memset(r, 0, sizeof *r);
@@ -114,7 +125,9 @@ rd_connect(struct rd *r, const char *addr, int db, const char *password,
 	r->password = password ? estrdup(password) : NULL;
 	r->db = db;
 	r->timeout_s = timeout_s;
-	r->c = open_socket(r);
+	r->c = open_socket(r, &bad);
+	if (!r->c && bad)
+		err_die(HAZ_USAGE, "redis %s: %s", addr, bad);
 	if (!r->c)
 		err_die(HAZ_FAIL, "redis %s: out of memory", addr);
 	if (r->c->err)
@@ -137,6 +150,117 @@ rd_connect(struct rd *r, const char *addr, int db, const char *password,
 	freeReplyObject(y);
 }
 
+/* ---- soft connections ---- */
+
+/* set_why replaces r->why with "redis ADDR: " and the message, its
+ * control characters cleaned. */
+static void
+set_why(struct rd *r, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	free(r->why);
+	r->why = easprintf("redis %s: %s", r->addr, buf);
+	err_clean(r->why);
+}
+
+static void
+hang_up(struct rd *r)
+{
+	if (r->c)
+		redisFree(r->c);
+	r->c = NULL;
+}
+
+/* setup_reply checks the reply y to a command of dial's (what: for the
+ * message) and frees it. Returns 0, or HAZ_TEMP / HAZ_FAIL after hanging
+ * up with r->why set. */
+static int
+setup_reply(struct rd *r, redisReply *y, const char *what)
+{
+	int status = HAZ_FAIL;
+
+	if (!y) {
+		set_why(r, "%s", r->c->err ? r->c->errstr : "connection lost");
+		hang_up(r);
+		return HAZ_TEMP;
+	}
+	if (refused(y))
+		set_why(r, "authentication failed: %s", y->str);
+	else if (y->type == REDIS_REPLY_ERROR)
+		set_why(r, "%s: %s", what, y->str);
+	else
+		status = HAZ_OK;
+	freeReplyObject(y);
+	if (status != HAZ_OK)
+		hang_up(r);
+	return status;
+}
+
+/* dial connects the soft r: socket, AUTH, SELECT. Returns 0, or
+ * HAZ_TEMP / HAZ_FAIL with r->why set and no connection left. */
+static int
+dial(struct rd *r)
+{
+	const char *bad, *argv[2];
+	int status;
+
+	r->c = open_socket(r, &bad);
+	if (!r->c) {
+		set_why(r, "%s", bad ? bad : "out of memory");
+		return HAZ_FAIL;
+	}
+	if (r->c->err) {
+		set_why(r, "%s", r->c->errstr);
+		hang_up(r);
+		return HAZ_TEMP;
+	}
+	if (r->timeout_s > 0)
+		redisSetTimeout(r->c, tv_of(r->timeout_s));
+	if (r->password) {
+		argv[0] = "AUTH";
+		argv[1] = r->password;
+		status = setup_reply(r, redisCommandArgv(r->c, 2, argv, NULL),
+			"authentication failed");
+		if (status)
+			return status;
+	}
+	return setup_reply(r, redisCommand(r->c, "SELECT %d", r->db), "select");
+}
+
+int
+rd_try_connect(struct rd *r, const char *addr, int db, const char *password,
+	double timeout_s, char **why)
+{
+	int status;
+
+	memset(r, 0, sizeof *r);
+	r->addr = estrdup(addr);
+	r->password = password ? estrdup(password) : NULL;
+	r->db = db;
+	r->timeout_s = timeout_s;
+	r->soft = 1;
+	status = dial(r);
+	*why = status ? estrdup(r->why) : NULL;
+	return status;
+}
+
+/* lost answers a command that got no reply: the end of the tool, or on
+ * a soft connection NULL with the connection gone. */
+static redisReply *
+lost(struct rd *r)
+{
+	if (!r->soft)
+		rd_dead(r, NULL);
+	set_why(r, "%s", r->c->err ? r->c->errstr : "connection lost");
+	hang_up(r);
+	return NULL;
+}
+
 void
 rd_close(struct rd *r)
 {
@@ -147,6 +271,7 @@ rd_close(struct rd *r)
 		free(r->password);
 	}
 	free(r->addr);
+	free(r->why);
 	memset(r, 0, sizeof *r);
 }
 
@@ -156,28 +281,35 @@ rd_cmd(struct rd *r, const char *fmt, ...)
 	redisReply *y;
 	va_list ap;
 
+	if (r->soft && !r->c && dial(r))
+		return NULL;
 	va_start(ap, fmt);
 	y = redisvCommand(r->c, fmt, ap);
 	va_end(ap);
-	if (!y)
-		rd_dead(r, NULL);
-	return y;
+	return y ? y : lost(r);
 }
 
 redisReply *
 rd_cmdv(struct rd *r, int argc, const char **argv, const size_t *lens)
 {
-	redisReply *y = redisCommandArgv(r->c, argc, argv, lens);
+	redisReply *y;
 
-	if (!y)
-		rd_dead(r, NULL);
-	return y;
+	if (r->soft && !r->c && dial(r))
+		return NULL;
+	y = redisCommandArgv(r->c, argc, argv, lens);
+	return y ? y : lost(r);
 }
 
 int
 rd_is_error(const redisReply *y)
 {
 	return y->type == REDIS_REPLY_ERROR;
+}
+
+void
+rd_script_sha(struct rd_script *s)
+{
+	sha1_hex(s->src, strlen(s->src), s->sha);
 }
 
 redisReply *
@@ -190,14 +322,14 @@ rd_eval(struct rd *r, struct rd_script *s, int argc, const char **argv)
 	if (argc > 13)
 		err_die(HAZ_FAIL, "rd_eval: too many arguments");
 	if (!s->sha[0])
-		sha1_hex(s->src, strlen(s->src), s->sha);
+		rd_script_sha(s);
 	args[0] = "EVALSHA";
 	args[1] = s->sha;
 	args[2] = "0";
 	for (i = 0; i < argc; i++)
 		args[3 + i] = argv[i];
 	y = rd_cmdv(r, argc + 3, args, NULL);
-	if (y->type == REDIS_REPLY_ERROR &&
+	if (y && y->type == REDIS_REPLY_ERROR &&
 		strncmp(y->str, "NOSCRIPT", 8) == 0) {
 		freeReplyObject(y);
 		args[0] = "EVAL";
@@ -257,5 +389,5 @@ rd_pop_message(struct rd *r)
 int
 rd_fd(const struct rd *r)
 {
-	return r->c->fd;
+	return r->c ? r->c->fd : -1;
 }

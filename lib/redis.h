@@ -4,6 +4,12 @@
  * refused password ends it with status 1. The password is never part of
  * any message.
  *
+ * A server (the kubelet plugin) must outlive an outage instead: a soft
+ * connection (rd_try_connect) never ends the tool. A failed command
+ * returns NULL with the reason in r->why, the dead connection is freed,
+ * and the next command connects again first, with the saved address,
+ * database and password.
+ *
  * Addresses: "host:port", "[v6addr]:port", "host" (port 6379), or a unix
  * socket path starting with '/' or "unix:". */
 #ifndef HAZ_REDIS_H
@@ -20,6 +26,8 @@ struct rd {
 	char *password; /* NULL for none; owned, wiped on close */
 	int db;
 	double timeout_s; /* per command; 0 for none */
+	int soft;         /* failures answered, never fatal (rd_try_connect) */
+	char *why;        /* soft: the last failure, "redis ADDR: why"; owned */
 };
 
 /* A Lua script run by rd_eval: src is the whole text; sha is its SHA-1,
@@ -36,6 +44,16 @@ struct rd_script {
  * with `redis ADDR: why`. addr and password are copied. */
 void rd_connect(struct rd *r, const char *addr, int db, const char *password,
 	double timeout_s);
+
+/* rd_try_connect sets r up as a soft connection to addr (as rd_connect
+ * takes it) and connects. Returns 0 (*why NULL); HAZ_TEMP when the
+ * server cannot be reached; HAZ_FAIL when the password is refused or
+ * needed, or the address or database is unusable; with the reason in
+ * *why (malloc'd; "redis ADDR: why", as r->why). Whatever it returns, r
+ * is set up: close it with rd_close, and a later command tries to
+ * connect again. */
+int rd_try_connect(struct rd *r, const char *addr, int db, const char *password,
+	double timeout_s, char **why);
 
 /* rd_close frees the connection and wipes the password copy. */
 void rd_close(struct rd *r);
@@ -54,7 +72,9 @@ void rd_fail(struct rd *r, redisReply *y, int status, const char *what)
 	__attribute__((noreturn));
 
 /* rd_cmd runs one command (hiredis format). The reply may be an error
- * reply; the caller frees it. An I/O failure ends the tool (rd_dead). */
+ * reply; the caller frees it. An I/O failure ends the tool (rd_dead); on
+ * a soft connection it returns NULL instead (r->why says why), as when
+ * no connection can be made first. */
 redisReply *rd_cmd(struct rd *r, const char *fmt, ...);
 
 /* rd_cmdv runs one command given as argc strings of lens bytes (lens NULL:
@@ -64,9 +84,14 @@ redisReply *rd_cmdv(struct rd *r, int argc, const char **argv,
 
 /* rd_eval runs script s with no keys and the given arguments, by EVALSHA,
  * then by EVAL when the server does not have it (NOSCRIPT). Returns the
- * reply (maybe an error reply; caller frees). */
+ * reply (maybe an error reply; caller frees); NULL as rd_cmd. s->sha is
+ * filled in when empty: fill it first (rd_script_sha) where threads
+ * share s. */
 redisReply *rd_eval(struct rd *r, struct rd_script *s, int argc,
 	const char **argv);
+
+/* rd_script_sha fills in s->sha from s->src. */
+void rd_script_sha(struct rd_script *s);
 
 /* rd_is_error says whether reply is an error reply. */
 int rd_is_error(const redisReply *reply);
@@ -87,7 +112,8 @@ void rd_read_input(struct rd *r);
  * when no whole reply is buffered. */
 char *rd_pop_message(struct rd *r);
 
-/* rd_fd returns the connection's descriptor, for poll(). */
+/* rd_fd returns the connection's descriptor, for poll(); -1 when a
+ * soft connection has none now. */
 int rd_fd(const struct rd *r);
 
 #endif

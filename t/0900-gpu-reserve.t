@@ -750,7 +750,7 @@ gpu-reserve: <stdin>:4: not enough GPUs available: requested 1, available 0
 gpu-reserve: GPU 2 reservation lost (now held by alice)
 gpu-reserve: <stdin>:7: claim_uid: not a string
 gpu-reserve: <stdin>:9: op: unknown: launch
-gpu-reserve: <stdin>:10: op: missing (reserve, release, heartbeat, status or cleanup)
+gpu-reserve: <stdin>:10: op: missing (reserve, release, heartbeat, prepare, status or cleanup)
 EOF2
 check_output 'request records: "-" reads them too' 'echo "{\"op\":\"release\",\"gpu_ids\":[2]}" | gr - | jq -c "[.op, .gpu]"' <<'EOF2'
 ["release",2]

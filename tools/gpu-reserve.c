@@ -5,9 +5,10 @@
  *                    [-T timeout] [-i gpufile] [-M mib] command [args]
  *
  * Commands: init, reserve, release, heartbeat, run, status, cleanup,
- * queue, report, mark, k8s-sync, watch; with none (stdin not a terminal)
- * or "-", request records from stdin. Each writes NDJSON records:
- * `reservation` (reserve, release, heartbeat, cleanup, k8s-sync),
+ * queue, report, mark, k8s-sync, prepare, watch; with none (stdin not a
+ * terminal) or "-", request records from stdin. Each writes NDJSON
+ * records: `reservation` (reserve, release, heartbeat, cleanup,
+ * k8s-sync, prepare),
  * `gpu-state` (status), `queue-entry`, `usage`, `conflict`, the `gpu`
  * records of mark with a `held` member. gpu-reserve(1) has them all.
  *
@@ -89,6 +90,8 @@ help(void)
 	       "          [-c claim_uid] [-d duration] [-n note] [-f] [-b] "
 	       "[-w wait]\n"
 	       "  release [-G ids] [-u user] [-c claim_uid] [-t type]\n"
+	       "  prepare -C claim_uid -n namespace/name [-p pod] [-G ids]\n"
+	       "          [-m gpu:MIG-uuid,...]\n"
 	       "  heartbeat -G ids [-u user]\n"
 	       "  run [reserve options] -- command [args]\n"
 	       "  status | cleanup | queue | report [-d days]\n"
@@ -383,11 +386,12 @@ cmd_release(int argc, char **argv)
 	int *ids = NULL, nids = 0, c, status;
 	json_t *res;
 
-	while ((c = getopt(argc, argv, "+:G:u:c:t:")) != -1) {
+	while ((c = getopt(argc, argv, "+:G:u:c:C:t:")) != -1) {
 		switch (c) {
 		case 'G': ids_arg(optarg, &ids, &nids); break;
 		case 'u': user = optarg; break;
-		case 'c': claim = optarg; break;
+		case 'c':
+		case 'C': claim = optarg; break;
 		case 't': type = optarg; break;
 		default: bad_option(c); usage();
 		}
@@ -441,6 +445,156 @@ cmd_heartbeat(int argc, char **argv)
 	status = lg_heartbeat_report(res);
 	json_decref(res);
 	free(ids);
+	return status;
+}
+
+/* ---- prepare: a claim's holds, all or nothing ---- */
+
+/* prepare_conflict writes the conflict record of c, a conflict of the
+ * prepare answer, for claim. */
+static void
+prepare_conflict(const json_t *claim, const json_t *c)
+{
+	const json_t *pod = json_object_get(claim, "pod");
+	json_t *o = json_object();
+
+	json_object_set_new(o, "kind", json_string("conflict"));
+	json_object_set_new(o, "gpu",
+		json_integer((json_int_t)lg_jint(c, "gpu")));
+	if (json_is_string(json_object_get(c, "mig")))
+		json_object_set_new(o, "mig",
+			json_copy(json_object_get(c, "mig")));
+	json_object_set_new(o, "claim_uid",
+		json_copy(json_object_get(claim, "claim_uid")));
+	json_object_set_new(o, "namespace",
+		json_copy(json_object_get(claim, "namespace")));
+	json_object_set_new(o, "name",
+		json_copy(json_object_get(claim, "name")));
+	json_object_set_new(o, "pods",
+		json_is_string(pod) ? json_pack("[O]", pod) : json_array());
+	json_object_set_new(o, "holder",
+		lg_copy_or_null(json_object_get(c, "holder")));
+	json_object_set_new(o, "holder_type",
+		lg_copy_or_null(json_object_get(c, "holder_type")));
+	json_object_set_new(o, "since",
+		lg_secs_json(json_object_get(c, "since")));
+	nd_write(o);
+	json_decref(o);
+}
+
+/* do_prepare takes the holds of claim (lg_claim_prepare's shape) and
+ * writes a hold record for each, or a conflict record for each conflict
+ * with its sentence on stderr (where, when not NULL, names the record).
+ * Returns HAZ_OK or HAZ_FAIL; a lock held past -L ends the tool. */
+static int
+do_prepare(const json_t *claim, struct nd_reader *where)
+{
+	const json_t *c;
+	char msg[1024], *why, *t;
+	int status;
+	json_t *res;
+	size_t i;
+
+	connect_ledger();
+	if (!(res = lg_claim_prepare(&G.lg, claim, &status, &why))) {
+		snprintf(msg, sizeof msg, "%s", why);
+		free(why);
+		if (status == HAZ_TEMP)
+			err_die(status, "%s", msg);
+		if (where)
+			nd_warn(where, "%s", msg);
+		else
+			err_warn("%s", msg);
+		return HAZ_FAIL;
+	}
+	lg_write_reservations("hold", json_object_get(res, "ok"));
+	json_array_foreach(json_object_get(res, "conflicts"), i, c)
+		prepare_conflict(claim, c);
+	json_array_foreach(json_object_get(res, "conflicts"), i, c) {
+		t = lg_conflict_text(c);
+		if (where)
+			nd_warn(where, "%s", t);
+		else
+			err_warn("%s", t);
+		free(t);
+	}
+	status = json_array_size(json_object_get(res, "conflicts")) ? HAZ_FAIL
+								    : HAZ_OK;
+	json_decref(res);
+	return status;
+}
+
+/* mig_arg reads -m's "gpu:uuid,..." into an array of {gpu, uuid}, or
+ * ends the tool with usage. */
+static json_t *
+mig_arg(const char *arg)
+{
+	json_t *a = json_array();
+	char *copy = estrdup(arg), *item, *save = NULL, *colon, *end = NULL;
+	long g;
+
+	for (item = strtok_r(copy, ",", &save); item;
+		item = strtok_r(NULL, ",", &save)) {
+		colon = strchr(item, ':');
+		g = colon && isdigit((unsigned char)*item)
+			? strtol(item, &end, 10)
+			: -1;
+		if (g < 0 || g > 65535 || end != colon || !colon[1]) {
+			err_warn("-m: not gpu:MIG-uuid: %s", item);
+			usage();
+		}
+		json_array_append_new(a,
+			json_pack("{s:i, s:s}", "gpu", (int)g, "uuid",
+				colon + 1));
+	}
+	free(copy);
+	if (!json_array_size(a)) {
+		err_warn("-m: not gpu:MIG-uuid: %s", arg);
+		usage();
+	}
+	return a;
+}
+
+static int
+cmd_prepare(int argc, char **argv)
+{
+	const char *uid = NULL, *who = NULL, *pod = NULL, *slash;
+	int *ids = NULL, nids = 0, c, status;
+	json_t *mig = NULL, *claim;
+
+	while ((c = getopt(argc, argv, "+:C:n:p:G:m:")) != -1) {
+		switch (c) {
+		case 'C': uid = optarg; break;
+		case 'n': who = optarg; break;
+		case 'p': pod = optarg; break;
+		case 'G': ids_arg(optarg, &ids, &nids); break;
+		case 'm':
+			json_decref(mig);
+			mig = mig_arg(optarg);
+			break;
+		default: bad_option(c); usage();
+		}
+	}
+	if (optind != argc) {
+		err_warn("prepare: unexpected argument %s", argv[optind]);
+		usage();
+	}
+	slash = who ? strchr(who, '/') : NULL;
+	if (!uid || !*uid || !slash || slash == who || !slash[1]) {
+		err_warn("prepare: -C claim_uid and -n namespace/name needed");
+		usage();
+	}
+	if (!nids && !mig) {
+		err_warn("prepare: -G or -m needed");
+		usage();
+	}
+	claim = json_pack("{s:s, s:s#, s:s, s:o, s:o, s:o}", "claim_uid", uid,
+		"namespace", who, (int)(slash - who), "name", slash + 1, "pod",
+		lg_str_or_null(pod), "gpus", lg_ids_json(ids, nids), "mig",
+		mig ? mig : json_array());
+	free(ids);
+	status = do_prepare(claim, NULL);
+	json_decref(claim);
 	return status;
 }
 
@@ -724,8 +878,8 @@ request(struct nd_reader *r, json_t *rec)
 	memset(&q, 0, sizeof q);
 	if (!json_is_object(rec) || lg_field_str(rec, "op", &op) || !op) {
 		nd_warn(r,
-			"op: missing (reserve, release, heartbeat, status "
-			"or cleanup)");
+			"op: missing (reserve, release, heartbeat, prepare, "
+			"status or cleanup)");
 		return HAZ_FAIL;
 	}
 	if ((e = lg_field_ids(rec, "gpu_ids", &ids, &nids))) {
@@ -797,6 +951,14 @@ request(struct nd_reader *r, json_t *rec)
 				q.user ? q.user : lg_default_user()));
 		status = lg_heartbeat_report(res);
 		json_decref(res);
+	} else if (strcmp(op, "prepare") == 0) {
+		json_t *claim = json_deep_copy(rec);
+
+		json_object_del(claim, "op");
+		json_object_del(claim, "gpu_ids");
+		json_object_set_new(claim, "gpus", lg_ids_json(ids, nids));
+		status = do_prepare(claim, r);
+		json_decref(claim);
 	} else if (strcmp(op, "status") == 0) {
 		status = write_status();
 	} else if (strcmp(op, "cleanup") == 0) {
@@ -851,6 +1013,7 @@ static const struct {
 	{"report", cmd_report},
 	{"mark", cmd_mark},
 	{"k8s-sync", cmd_k8s_sync},
+	{"prepare", cmd_prepare},
 	{"watch", cmd_watch},
 	{"-", cmd_records},
 };
