@@ -1,7 +1,8 @@
 #!/bin/sh
 # The libFuzzer targets of t/fuzz, one per reader of outside input
 # (NDJSON records, sched-pick's records, AdmissionReviews, YAML,
-# nvidia-smi's CSV and -L lines), each built under ASan and UBSan and run
+# nvidia-smi's CSV and -L lines, the kubelet's protobuf messages), each
+# built under ASan and UBSan and run
 # for $FUZZ_TIME seconds (default 10) over its seed corpus
 # t/fuzz/corpus-NAME. Run them long by hand:
 #
@@ -20,12 +21,13 @@ clang -fsanitize=fuzzer probe.c -o probe >/dev/null 2>&1 ||
 : "${FUZZ_TIME:=10}"
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -DHAZ_VERSION=\"fuzz\""
-PKGS="jansson yaml-0.1 libcurl libmicrohttpd zlib"
-mkdir obj
+PKGS="jansson yaml-0.1 libcurl libmicrohttpd zlib libnghttp2 libprotobuf-c"
+mkdir obj gen
 check 'lib/ builds for fuzzing' '
-	for c in "$TOP"/lib/*.c; do
+	protoc-c --proto_path="$TOP/proto" --c_out=gen "$TOP"/proto/*.proto &&
+	for c in "$TOP"/lib/*.c gen/*.pb-c.c; do
 		clang -g -O1 -fsanitize=fuzzer-no-link $SAN -std=c11 -D_GNU_SOURCE \
-			-iquote "$TOP/lib" $(pkg-config --cflags $PKGS) \
+			-iquote "$TOP/lib" -I gen $(pkg-config --cflags $PKGS) \
 			-c -o obj/$(basename "$c" .c).o "$c" || exit 1
 	done && ar rcs libfuzz.a obj/*.o'
 
@@ -33,7 +35,7 @@ for src in "$TOP"/t/fuzz/*.c; do
 	name=$(basename "$src" .c)
 	check "fuzz target $name: builds and runs $FUZZ_TIME s without a finding" '
 		clang -g -O1 -fsanitize=fuzzer $SAN -std=c11 -D_GNU_SOURCE \
-			-iquote "$TOP/lib" -iquote "$TOP/t/fuzz" $(pkg-config --cflags $PKGS) \
+			-iquote "$TOP/lib" -iquote "$TOP/t/fuzz" -I gen $(pkg-config --cflags $PKGS) \
 			"$src" libfuzz.a $(pkg-config --libs $PKGS) -lm -o "fuzz-$name" &&
 		mkdir -p "corpus-$name" &&
 		seeds=$TOP/t/fuzz/corpus-$name && { [ -d "$seeds" ] || seeds=; } &&
