@@ -14,11 +14,11 @@ kubectl=$("$TOP/scripts/sim-build" bindir)/kubectl
 if [ -x "$kubectl" ]; then
 	check_output 'kubectl kustomize manifests/ renders every object' \
 		"'$kubectl' kustomize '$TOP/manifests' | yaml2json -s | jq -r '.kind' | sort | uniq -c | sed 's/^ *//'" <<'X'
-3 ClusterRole
-3 ClusterRoleBinding
+4 ClusterRole
+4 ClusterRoleBinding
 1 ConfigMap
 1 CustomResourceDefinition
-1 DaemonSet
+2 DaemonSet
 2 Deployment
 2 DeviceClass
 1 MutatingWebhookConfiguration
@@ -26,7 +26,7 @@ if [ -x "$kubectl" ]; then
 1 Role
 1 RoleBinding
 2 Service
-3 ServiceAccount
+4 ServiceAccount
 X
 else
 	t_result 0 "kubectl kustomize # SKIP the control plane is not built"

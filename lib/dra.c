@@ -1,0 +1,668 @@
+/* dra: the kubelet plugin's decisions (see dra.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cdi.h"
+#include "ckpt.h"
+#include "dra.h"
+#include "err.h"
+#include "gpuobj.h"
+#include "jload.h"
+
+#define WHY 1024
+
+void
+dra_init(struct dra *d)
+{
+	pthread_mutex_init(&d->mu, NULL);
+	d->devices = NULL;
+	d->claims = json_object();
+}
+
+void
+dra_free(struct dra *d)
+{
+	json_decref(d->devices);
+	json_decref(d->claims);
+	pthread_mutex_destroy(&d->mu);
+}
+
+/* attr returns the value of DRA device attribute name (its one typed
+ * member), or NULL. */
+static json_t *
+attr(const json_t *dev, const char *name)
+{
+	json_t *a = json_object_get(json_object_get(dev, "attributes"), name);
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(a, k, v)
+		return v;
+	return NULL;
+}
+
+void
+dra_set_gpus(struct dra *d, const json_t *gpus)
+{
+	json_t *plain = json_array(), *devs, *dev, *rec, *table = json_object();
+	json_t *gpu;
+	const char *type;
+	size_t i;
+
+	/* every device of the node, held ones too */
+	json_array_foreach(gpus, i, rec) {
+		rec = json_deep_copy(rec);
+		json_object_del(rec, "held");
+		json_array_append_new(plain, rec);
+	}
+	devs = gobj_devices(plain);
+	json_array_foreach(devs, i, dev) {
+		type = json_string_value(attr(dev, "type"));
+		gpu = attr(dev,
+			type && strcmp(type, "mig") == 0 ? "parentIndex"
+							 : "index");
+		if (!type || !json_is_integer(gpu) || !attr(dev, "uuid"))
+			continue;
+		json_object_set_new(table,
+			json_string_value(json_object_get(dev, "name")),
+			json_pack("{s:O, s:O, s:s}", "gpu", gpu, "uuid",
+				attr(dev, "uuid"), "type", type));
+	}
+	json_decref(devs);
+	json_decref(plain);
+	pthread_mutex_lock(&d->mu);
+	json_decref(d->devices);
+	d->devices = table;
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* save writes the checkpoint; a failure is the claim's error. */
+static int
+save(struct dra *d, char *why)
+{
+	return ckpt_save(d->ckpt_path, d->claims, why, WHY);
+}
+
+int
+dra_load(struct dra *d, char *why, size_t n)
+{
+	char what[WHY], *aside;
+	json_t *claims;
+
+	if (ckpt_load(d->ckpt_path, &claims, what, sizeof what) == 0) {
+		json_decref(d->claims);
+		d->claims = claims;
+		return 0;
+	}
+	aside = ckpt_set_aside(d->ckpt_path, why, n);
+	if (!aside)
+		return -1;
+	err_warn("checkpoint %s; set aside as %s, the claims prepared are "
+		 "found again from the CDI specs in %s",
+		what, aside, d->cdi_dir);
+	free(aside);
+	return 0;
+}
+
+/* get_claim reads claim ns/name from the API server into *out. Returns
+ * NULL, or the claim's error (malloc'd), *notfound (when not NULL) set
+ * when the server said there is no such claim. */
+static char *
+get_claim(struct dra *d, const char *ns, const char *name, json_t **out,
+	int *notfound)
+{
+	char *ens = kube_escape(ns), *ename = kube_escape(name), *path;
+	struct kube_error e;
+
+	path = easprintf(
+		"/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ens,
+		ename);
+	free(ens);
+	free(ename);
+	if (d->cfg)
+		kc_refresh_token(d->cfg);
+	*out = kube_get(d->k, path, &e);
+	free(path);
+	if (notfound)
+		*notfound = !*out && e.status == 404;
+	if (*out)
+		return NULL;
+	if (e.status == 404)
+		return easprintf("resourceclaim %s/%s not found", ns, name);
+	return easprintf("resourceclaim %s/%s: %s%s", ns, name, e.msg,
+		e.kind == KUBE_ETEMP ? " (will be retried)" : "");
+}
+
+/* The plan of one claim: what to hold, the CDI requests and the answer. */
+struct plan {
+	json_t *gpus;     /* whole GPU indexes, unique */
+	json_t *mig;      /* [{gpu, uuid}] */
+	json_t *requests; /* {request: [{name, uuid, gpu}]} for cdi_spec */
+	json_t *devices;  /* the answer's devices, keys sorted as the
+			   * checkpoint keeps them, so answers repeat exactly */
+};
+
+static void
+plan_free(struct plan *p)
+{
+	json_decref(p->gpus);
+	json_decref(p->mig);
+	json_decref(p->requests);
+	json_decref(p->devices);
+}
+
+/* has_int says whether array a holds integer v. */
+static int
+has_int(const json_t *a, json_int_t v)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(a, i, e) {
+		if (json_integer_value(e) == v)
+			return 1;
+	}
+	return 0;
+}
+
+/* make_plan checks claim (uid, allocated, our results on this node's
+ * devices) and fills p. Returns NULL, or the claim's error (malloc'd). */
+static char *
+make_plan(struct dra *d, const json_t *claim, const char *ns, const char *name,
+	const char *uid, struct plan *p)
+{
+	json_t *meta = json_object_get(claim, "metadata"), *results, *r, *dev;
+	json_t *alloc = json_object_get(json_object_get(claim, "status"),
+		"allocation");
+	const char *have = json_string_value(json_object_get(meta, "uid"));
+	const char *req, *pool, *device;
+	char *base, *slash;
+	size_t i;
+
+	memset(p, 0, sizeof *p);
+	if (!have || strcmp(have, uid) != 0)
+		return easprintf("resourceclaim %s/%s was replaced: its uid is "
+				 "%s, not %s",
+			ns, name, have ? have : "missing", uid);
+	if (!json_is_object(alloc))
+		return easprintf("resourceclaim %s/%s is not allocated", ns,
+			name);
+	if (!d->devices)
+		return easprintf("the devices of node %s are not known yet "
+				 "(no gpu records read)",
+			d->node);
+	results = json_object_get(json_object_get(alloc, "devices"), "results");
+	p->gpus = json_array();
+	p->mig = json_array();
+	p->requests = json_object();
+	p->devices = json_array();
+	json_array_foreach(results, i, r) {
+		if (!json_is_string(json_object_get(r, "driver")) ||
+			strcmp(json_string_value(json_object_get(r, "driver")),
+				d->driver) != 0)
+			continue;
+		req = json_string_value(json_object_get(r, "request"));
+		pool = json_string_value(json_object_get(r, "pool"));
+		device = json_string_value(json_object_get(r, "device"));
+		if (!req || !pool || !device)
+			return easprintf(
+				"resourceclaim %s/%s: result %zu lacks "
+				"request, pool or device",
+				ns, name, i);
+		if (strcmp(pool, d->node) != 0)
+			return easprintf("resourceclaim %s/%s: device %s is of "
+					 "pool %s, not of this node %s",
+				ns, name, device, pool, d->node);
+		dev = json_object_get(d->devices, device);
+		if (!dev)
+			return easprintf("resourceclaim %s/%s: node %s has no "
+					 "device %s",
+				ns, name, d->node, device);
+		/* a firstAvailable subrequest answers for its request */
+		base = estrdup(req);
+		if ((slash = strchr(base, '/')))
+			*slash = '\0';
+		if (!json_object_get(p->requests, base)) {
+			char *id = cdi_device_id(uid, base);
+
+			json_object_set_new(p->requests, base, json_array());
+			json_array_append_new(p->devices,
+				json_pack("{s:[s], s:s, s:s, s:[s]}",
+					"cdiDeviceIDs", id, "deviceName",
+					device, "poolName", pool,
+					"requestNames", base));
+			free(id);
+		} else {
+			json_array_append_new(p->devices,
+				json_pack("{s:[], s:s, s:s, s:[s]}",
+					"cdiDeviceIDs", "deviceName", device,
+					"poolName", pool, "requestNames",
+					base));
+		}
+		json_array_append_new(json_object_get(p->requests, base),
+			json_pack("{s:s, s:O, s:O}", "name", device, "uuid",
+				json_object_get(dev, "uuid"), "gpu",
+				json_object_get(dev, "gpu")));
+		if (strcmp(json_string_value(json_object_get(dev, "type")),
+			    "mig") == 0)
+			json_array_append_new(p->mig,
+				json_pack("{s:O, s:O}", "gpu",
+					json_object_get(dev, "gpu"), "uuid",
+					json_object_get(dev, "uuid")));
+		else if (!has_int(p->gpus,
+				 json_integer_value(
+					 json_object_get(dev, "gpu"))))
+			json_array_append(p->gpus, json_object_get(dev, "gpu"));
+		free(base);
+	}
+	return NULL;
+}
+
+/* hold takes the plan's holds for the claim. Returns NULL, or the
+ * claim's error (malloc'd): who holds what, or why the ledger could not
+ * be asked. */
+static char *
+hold(struct dra *d, const char *ns, const char *name, const char *uid,
+	const struct plan *p)
+{
+	json_t *q, *res, *c;
+	char *why = NULL, *msg = NULL, *t, *user;
+	int status;
+	size_t i;
+
+	if (!d->lg ||
+		(json_array_size(p->gpus) == 0 && json_array_size(p->mig) == 0))
+		return NULL;
+	user = easprintf("k8s:%s/%s", ns, name);
+	q = json_pack("{s:s, s:s, s:s, s:s, s:n, s:O, s:O}", "claim_uid", uid,
+		"namespace", ns, "name", name, "user", user, "pod", "gpus",
+		p->gpus, "mig", p->mig);
+	free(user);
+	res = lg_claim_prepare(d->lg, q, &status, &why);
+	json_decref(q);
+	if (!res) {
+		msg = easprintf("%s; nothing was held (will be retried)",
+			why ? why : "the ledger did not answer");
+		free(why);
+		return msg;
+	}
+	json_array_foreach(json_object_get(res, "conflicts"), i, c) {
+		t = lg_conflict_text(c);
+		if (msg) {
+			char *m = easprintf("%s; %s", msg, t);
+
+			free(msg);
+			msg = m;
+		} else {
+			msg = t;
+			t = NULL;
+		}
+		free(t);
+	}
+	json_decref(res);
+	return msg;
+}
+
+/* release lets go of the claim's holds. Returns NULL or the error. */
+static char *
+release(struct dra *d, const char *uid)
+{
+	char *why = NULL, *msg;
+	int status;
+	json_t *res;
+
+	if (!d->lg)
+		return NULL;
+	res = lg_claim_release(d->lg, uid, &status, &why);
+	if (res) {
+		json_decref(res);
+		return NULL;
+	}
+	msg = easprintf("%s (will be retried)",
+		why ? why : "the ledger did not answer");
+	free(why);
+	return msg;
+}
+
+/* write_spec writes entry's CDI spec. Returns NULL or the error. */
+static char *
+write_spec(struct dra *d, const char *uid, const json_t *entry)
+{
+	char why[WHY], *path = cdi_spec_path(d->cdi_dir, uid);
+	json_t *spec = cdi_spec(uid,
+		json_string_value(json_object_get(entry, "namespace")),
+		json_string_value(json_object_get(entry, "name")),
+		json_object_get(entry, "requests"), d->devdir);
+	int rc = cdi_write(path, spec, why, sizeof why);
+
+	json_decref(spec);
+	free(path);
+	return rc < 0 ? estrdup(why) : NULL;
+}
+
+/* forget drops uid from the checkpoint, saved. */
+static char *
+forget(struct dra *d, const char *uid)
+{
+	char why[WHY];
+
+	if (!json_object_get(d->claims, uid))
+		return NULL;
+	json_object_del(d->claims, uid);
+	return save(d, why) < 0 ? estrdup(why) : NULL;
+}
+
+/* unprepare_one undoes a claim: holds, spec, checkpoint entry, in that
+ * order, stopping at the first failure. */
+static char *
+unprepare_one(struct dra *d, const char *uid)
+{
+	char why[WHY], *path, *msg;
+
+	if (!json_object_get(d->claims, uid)) {
+		path = cdi_spec_path(d->cdi_dir, uid);
+		msg = cdi_remove(path, why, sizeof why) < 0 ? estrdup(why)
+							    : NULL;
+		free(path);
+		return msg;
+	}
+	if ((msg = release(d, uid)))
+		return msg;
+	path = cdi_spec_path(d->cdi_dir, uid);
+	if (cdi_remove(path, why, sizeof why) < 0) {
+		free(path);
+		return estrdup(why);
+	}
+	free(path);
+	return forget(d, uid);
+}
+
+/* prepare_one prepares one claim; returns its answer entry. */
+static json_t *
+prepare_one(struct dra *d, const char *ns, const char *uid, const char *name)
+{
+	json_t *entry = json_object_get(d->claims, uid), *claim, *ans;
+	const char *state = json_string_value(json_object_get(entry, "state"));
+	char why[WHY], *msg, *path;
+	struct plan p;
+
+	if (state && strcmp(state, "prepared") == 0) {
+		path = cdi_spec_path(d->cdi_dir, uid);
+		msg = access(path, F_OK) == 0 ? NULL
+					      : write_spec(d, uid, entry);
+		free(path);
+		if (msg)
+			goto fail_msg;
+		return json_pack("{s:O}", "devices",
+			json_object_get(entry, "devices"));
+	}
+	if (entry && (msg = unprepare_one(d, uid))) /* left half done */
+		goto fail_msg;
+	if ((msg = get_claim(d, ns, name, &claim, NULL)))
+		goto fail_msg;
+	msg = make_plan(d, claim, ns, name, uid, &p);
+	json_decref(claim);
+	if (msg) {
+		plan_free(&p);
+		goto fail_msg;
+	}
+	entry = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:O}", "namespace",
+		ns, "name", name, "state", "preparing", "devices", p.devices,
+		"requests", p.requests, "gpus", p.gpus, "mig", p.mig);
+	json_object_set_new(d->claims, uid, entry);
+	if (save(d, why) < 0) {
+		json_object_del(d->claims, uid);
+		msg = estrdup(why);
+	} else if ((msg = hold(d, ns, name, uid, &p))) {
+		free(forget(d, uid));
+	} else if ((msg = write_spec(d, uid, entry))) {
+		/* no spec was written: the holds go, then the entry */
+		free(release(d, uid));
+		free(forget(d, uid));
+	} else {
+		json_object_set_new(entry, "state", json_string("prepared"));
+		if (save(d, why) < 0)
+			msg = estrdup(why);
+	}
+	if (msg) {
+		plan_free(&p);
+		goto fail_msg;
+	}
+	ans = json_pack("{s:O}", "devices", p.devices);
+	plan_free(&p);
+	return ans;
+fail_msg:
+	err_warn("prepare %s/%s (%s): %s", ns, name, uid, msg);
+	ans = json_pack("{s:s}", "error", msg);
+	free(msg);
+	return ans;
+}
+
+/* each_claim runs fn over the claims of req under the mutex and gathers
+ * the answers by uid. */
+static json_t *
+each_claim(struct dra *d, const json_t *req,
+	json_t *(*fn)(struct dra *, const char *, const char *, const char *))
+{
+	json_t *out = json_object(), *c;
+	const char *ns, *uid, *name;
+	size_t i;
+
+	pthread_mutex_lock(&d->mu);
+	json_array_foreach(json_object_get(req, "claims"), i, c) {
+		ns = json_string_value(json_object_get(c, "namespace"));
+		uid = json_string_value(json_object_get(c, "uid"));
+		name = json_string_value(json_object_get(c, "name"));
+		if (!uid || !*uid)
+			continue; /* no key to answer it under */
+		if (!ns || !*ns || !name || !*name)
+			json_object_set_new(out, uid,
+				json_pack("{s:s}", "error",
+					"the claim's namespace or name is empty"));
+		else
+			json_object_set_new(out, uid, fn(d, ns, uid, name));
+	}
+	pthread_mutex_unlock(&d->mu);
+	return json_pack("{s:o}", "claims", out);
+}
+
+json_t *
+dra_prepare(struct dra *d, const json_t *req)
+{
+	return each_claim(d, req, prepare_one);
+}
+
+static json_t *
+unprepare_answer(struct dra *d, const char *ns, const char *uid,
+	const char *name)
+{
+	char *msg = unprepare_one(d, uid);
+	json_t *ans;
+
+	if (!msg)
+		return json_object();
+	err_warn("unprepare %s/%s (%s): %s", ns, name, uid, msg);
+	ans = json_pack("{s:s}", "error", msg);
+	free(msg);
+	return ans;
+}
+
+json_t *
+dra_unprepare(struct dra *d, const json_t *req)
+{
+	return each_claim(d, req, unprepare_answer);
+}
+
+/* ---------------------------------------------------------------- reconcile */
+
+/* still_ours says whether claim (read from the API) is uid, allocated,
+ * with a result of our driver on this node. */
+static int
+still_ours(struct dra *d, const json_t *claim, const char *uid)
+{
+	const char *have = json_string_value(
+		json_object_get(json_object_get(claim, "metadata"), "uid"));
+	json_t *alloc = json_object_get(json_object_get(claim, "status"),
+		"allocation");
+	json_t *r;
+	size_t i;
+
+	if (!have || strcmp(have, uid) != 0 || !json_is_object(alloc))
+		return 0;
+	json_array_foreach(json_object_get(json_object_get(alloc, "devices"),
+				   "results"),
+		i, r) {
+		if (json_is_string(json_object_get(r, "driver")) &&
+			strcmp(json_string_value(json_object_get(r, "driver")),
+				d->driver) == 0 &&
+			json_is_string(json_object_get(r, "pool")) &&
+			strcmp(json_string_value(json_object_get(r, "pool")),
+				d->node) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* check_one looks at one claim known by ns/name/uid and does what
+ * dra_reconcile says; adds its uid (or error) to the report. */
+static void
+check_one(struct dra *d, const char *ns, const char *name, const char *uid,
+	json_t *report, int adopted)
+{
+	json_t *claim = NULL, *ans;
+	int gone;
+	char *msg = get_claim(d, ns, name, &claim, &gone), *e;
+	const char *state = json_string_value(
+		json_object_get(json_object_get(d->claims, uid), "state"));
+
+	if (msg && !gone) {
+		json_array_append_new(json_object_get(report, "errors"),
+			json_string(msg));
+		free(msg);
+		return;
+	}
+	free(msg);
+	if (gone || !still_ours(d, claim, uid) ||
+		(state && strcmp(state, "prepared") != 0)) {
+		if (adopted && !json_object_get(d->claims, uid))
+			/* an orphaned spec: its holds too, if any */
+			json_object_set_new(d->claims, uid,
+				json_pack("{s:s, s:s, s:s}", "namespace", ns,
+					"name", name, "state", "orphan"));
+		if ((e = unprepare_one(d, uid))) {
+			json_array_append_new(json_object_get(report, "errors"),
+				json_string(e));
+			free(e);
+		} else {
+			json_array_append_new(json_object_get(report,
+						      "unprepared"),
+				json_string(uid));
+		}
+		json_decref(claim);
+		return;
+	}
+	json_decref(claim);
+	if (adopted && !json_object_get(d->claims, uid)) {
+		ans = prepare_one(d, ns, uid, name);
+		json_array_append_new(json_object_get(report, "adopted"),
+			json_string(uid));
+	} else {
+		/* holds back where the ledger lost them, spec rewritten */
+		struct plan p = {
+			.gpus = json_object_get(json_object_get(d->claims, uid),
+				"gpus"),
+			.mig = json_object_get(json_object_get(d->claims, uid),
+				"mig"),
+		};
+		char *h = hold(d, ns, name, uid, &p);
+
+		ans = h ? json_pack("{s:s}", "error", h)
+			: prepare_one(d, ns, uid, name);
+		free(h);
+		json_array_append_new(json_object_get(report, "kept"),
+			json_string(uid));
+	}
+	if (json_object_get(ans, "error"))
+		json_array_append_new(json_object_get(report, "errors"),
+			json_sprintf("%s/%s (%s): %s", ns, name, uid,
+				json_string_value(
+					json_object_get(ans, "error"))));
+	json_decref(ans);
+}
+
+/* spec_claim reads ns, name and uid from a spec file's annotations. */
+static json_t *
+spec_claim(const char *path)
+{
+	json_error_t jerr;
+	json_t *spec = json_load_file(path, 0, &jerr), *a, *out = NULL;
+	const char *nn, *uid, *slash;
+
+	a = json_object_get(spec, "annotations");
+	nn = json_string_value(json_object_get(a, "canhazgpu.dev/claim"));
+	uid = json_string_value(json_object_get(a, "canhazgpu.dev/claim-uid"));
+	if (nn && uid && (slash = strchr(nn, '/')))
+		out = json_pack("{s:s%, s:s, s:s}", "namespace", nn,
+			(size_t)(slash - nn), "name", slash + 1, "uid", uid);
+	json_decref(spec);
+	return out;
+}
+
+json_t *
+dra_reconcile(struct dra *d)
+{
+	json_t *report = json_pack("{s:s, s:[], s:[], s:[], s:[]}", "kind",
+		"reconcile", "kept", "unprepared", "adopted", "errors");
+	json_t *uids = json_array(), *v, *c;
+	const char *uid;
+	struct dirent *de;
+	char *path, *u;
+	size_t i;
+	DIR *dir;
+
+	pthread_mutex_lock(&d->mu);
+	json_object_foreach(d->claims, uid, v)
+		json_array_append_new(uids, json_string(uid));
+	json_array_foreach(uids, i, v) {
+		uid = json_string_value(v);
+		c = json_incref(json_object_get(d->claims, uid));
+		check_one(d, json_string_value(json_object_get(c, "namespace")),
+			json_string_value(json_object_get(c, "name")), uid,
+			report, 0);
+		json_decref(c);
+	}
+	json_decref(uids);
+	if ((dir = opendir(d->cdi_dir))) {
+		uids = json_array();
+		while ((de = readdir(dir))) {
+			u = cdi_claim_of(de->d_name);
+			if (u && !json_object_get(d->claims, u)) {
+				path = easprintf("%s/%s", d->cdi_dir,
+					de->d_name);
+				c = spec_claim(path);
+				if (!c)
+					c = json_pack("{s:s, s:s, s:s}",
+						"namespace", "?", "name", "?",
+						"uid", u);
+				json_array_append_new(uids, c);
+				free(path);
+			}
+			free(u);
+		}
+		closedir(dir);
+		json_array_foreach(uids, i, c)
+			check_one(d,
+				json_string_value(
+					json_object_get(c, "namespace")),
+				json_string_value(json_object_get(c, "name")),
+				json_string_value(json_object_get(c, "uid")),
+				report, 1);
+		json_decref(uids);
+	}
+	pthread_mutex_unlock(&d->mu);
+	return report;
+}

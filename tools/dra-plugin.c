@@ -1,0 +1,559 @@
+/* dra-plugin: the DRA kubelet plugin of driver gpu.canhazgpu.dev, for
+ * one node.
+ *
+ *   dra-plugin [options] serve   gRPC on the kubelet's plugin sockets
+ *   dra-plugin [options] -       request records on stdin (no sockets)
+ *
+ * serve registers with the kubelet through
+ *   <kubelet dir>/plugins_registry/<driver>-reg.sock
+ * (pluginregistration.Registration: GetInfo answers type DRAPlugin, the
+ * driver, the endpoint and the services v1.DRAPlugin then
+ * v1beta1.DRAPlugin, in that order, since the kubelet takes the first it
+ * knows) and serves NodePrepareResources and NodeUnprepareResources of
+ * both versions on <kubelet dir>/plugins/<driver>/dra.sock. Each socket
+ * has threads of its own (lib/grpc.c), so GetInfo is answered at once
+ * while a prepare waits on the API server or the ledger. Connections are
+ * kept open while idle: the kubelet takes a closed one for a plugin gone.
+ *
+ * The node's devices come from gpu records (gpu-probe's output: batches
+ * ended by a flush record), read from -g FILE or, serving, from stdin as
+ * they come: `gpu-probe -i 30 | dra-plugin serve`. Sockets are opened
+ * once the first batch is read. What prepare and unprepare decide, and
+ * the checkpoint <kubelet dir>/plugins/<driver>/checkpoint.json, are in
+ * lib/dra.h; the CDI specs in lib/cdi.h. At start, and every -R seconds,
+ * checkpoint, API claims, ledger and CDI specs are reconciled.
+ *
+ * Records written on stdout, one per line: each answer
+ *   {"kind":"prepare"|"unprepare","claims":{...},"ms":...} (the JSON form
+ *   of the gRPC answer, and the milliseconds it took), each
+ * {"kind":"registration","registered":..., "error":...} the kubelet sends, each
+ * reconcile report. In - mode stdin carries
+ * {"kind":"prepare"|"unprepare","claims":[{ "namespace","uid","name"}]} and
+ * {"kind":"reconcile"}, and -g is required.
+ *
+ * SIGTERM or SIGINT stops serving: connections closed, both sockets
+ * removed, exit 0.
+ *
+ * EXIT STATUS: 0 stopped by a signal, or every record done; 1 a record
+ * was bad or the configuration unusable (kubeconfig, sockets, an
+ * unreadable checkpoint that could not be set aside); 2 usage. A Redis
+ * server or API server that cannot be reached fails the claims asked
+ * meanwhile, not the plugin. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dra.h"
+#include "drapb.h"
+#include "err.h"
+#include "gpuobj.h"
+#include "grpc.h"
+#include "nd.h"
+#include "redis.h"
+
+#define DRIVER "gpu.canhazgpu.dev"
+
+static const char usage_text[] =
+	"usage: dra-plugin [-d driver] [-N node] [-k dir] [-C dir] [-D dir] "
+	"[-r redis]\n"
+	"                  [-g file] [-L seconds] [-R seconds] "
+	"[--kubeconfig file]\n"
+	"                  [--context name] serve | -\n";
+static const char help_text[] =
+	"The DRA kubelet plugin: prepares GPUs for pods (ledger holds, CDI "
+	"specs).\n\n"
+	"  serve          register with the kubelet and serve its gRPC calls\n"
+	"  -              answer request records on stdin instead\n"
+	"  -d driver      DRA driver name (default " DRIVER ")\n"
+	"  -N node        this node (default $NODE_NAME, else the hostname)\n"
+	"  -k dir         the kubelet's directory (default /var/lib/kubelet)\n"
+	"  -C dir         where CDI specs go (default /var/run/cdi)\n"
+	"  -D dir         where device nodes are looked for (default /dev)\n"
+	"  -r redis       the canhazgpu ledger (host:port or a socket; "
+	"default\n"
+	"                 $K8SHAZGPU_REDIS; none: nothing is held); password "
+	"from\n"
+	"                 $K8SHAZGPU_REDIS_PASSWORD\n"
+	"  -g file        gpu records (default: stdin when serving)\n"
+	"  -L seconds     wait for the ledger's lock at most this long "
+	"(default 15)\n"
+	"  -R seconds     reconcile every this often (default 600)\n"
+	"  --kubeconfig f, --context name   the API server (default: "
+	"$KUBECONFIG,\n"
+	"                 ~/.kube/config, or the in-cluster service account)\n"
+	"  -h, -V         this help; the version\n";
+
+static struct {
+	const char *driver, *node, *kdir, *cdi_dir, *devdir, *redis, *gpus;
+	const char *kubeconfig, *context;
+	double lockwait, every;
+	int serve;
+} O = {
+	.driver = DRIVER,
+	.kdir = "/var/lib/kubelet",
+	.cdi_dir = "/var/run/cdi",
+	.devdir = "/dev",
+	.lockwait = 15,
+	.every = 600,
+};
+
+static struct dra D;
+static char *dra_sock, *reg_sock;
+static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+usage(void)
+{
+	fputs(usage_text, stderr);
+	exit(HAZ_USAGE);
+}
+
+/* emit writes rec (taken) on stdout, one writer at a time. */
+static void
+emit(json_t *rec)
+{
+	pthread_mutex_lock(&out_mu);
+	nd_write(rec);
+	pthread_mutex_unlock(&out_mu);
+	json_decref(rec);
+}
+
+static double
+seconds(int opt, const char *s, double min)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= min) || v > 1e9) {
+		err_warn("-%c: not a number of seconds from %g: %s", opt, min,
+			s);
+		usage();
+	}
+	return v;
+}
+
+static void
+parse(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{"context", required_argument, NULL, 'c'},
+		{"kubeconfig", required_argument, NULL, 'K'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static char host[HOST_NAME_MAX + 1];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "d:N:k:C:D:r:g:L:R:hV", longs,
+			NULL)) != -1) {
+		switch (c) {
+		case 'd': O.driver = optarg; break;
+		case 'N': O.node = optarg; break;
+		case 'k': O.kdir = optarg; break;
+		case 'C': O.cdi_dir = optarg; break;
+		case 'D': O.devdir = optarg; break;
+		case 'r': O.redis = optarg; break;
+		case 'g': O.gpus = optarg; break;
+		case 'L': O.lockwait = seconds(c, optarg, 0); break;
+		case 'R': O.every = seconds(c, optarg, 1); break;
+		case 'c': O.context = optarg; break;
+		case 'K': O.kubeconfig = optarg; break;
+		case 'h':
+			fputs(usage_text, stdout);
+			fputs(help_text, stdout);
+			exit(nd_finish(HAZ_OK));
+		case 'V':
+			puts("dra-plugin " HAZ_VERSION);
+			exit(nd_finish(HAZ_OK));
+		default: usage();
+		}
+	}
+	if (optind != argc - 1)
+		usage();
+	if (strcmp(argv[optind], "serve") == 0)
+		O.serve = 1;
+	else if (strcmp(argv[optind], "-") != 0)
+		usage();
+	if (!O.serve && !O.gpus) {
+		err_warn("-: the gpu records must come from -g file");
+		usage();
+	}
+	if (!O.node)
+		O.node = getenv("NODE_NAME");
+	if (!O.node || !*O.node) {
+		if (gethostname(host, sizeof host - 1) < 0)
+			err_die(HAZ_FAIL, "hostname:");
+		O.node = host;
+	}
+	if (!O.redis)
+		O.redis = getenv("K8SHAZGPU_REDIS");
+	if (O.redis && !*O.redis)
+		O.redis = NULL;
+}
+
+/* ------------------------------------------------------------ gpu records */
+
+/* read_batch reads gpu records of this node up to a flush record or the
+ * end of input into *batch (a new array). Returns 1 after a flush, 0 at
+ * the end of input. Bad records are warned about and skipped. */
+static int
+read_batch(struct nd_reader *r, json_t **batch)
+{
+	char why[256];
+	const char *kind, *node;
+	json_t *rec;
+	int rc;
+
+	*batch = json_array();
+	while ((rc = nd_read(r, &rec)) != 0) {
+		if (rc < 0)
+			continue;
+		kind = json_string_value(json_object_get(rec, "kind"));
+		node = json_string_value(json_object_get(rec, "node"));
+		if (kind && strcmp(kind, "flush") == 0) {
+			json_decref(rec);
+			return 1;
+		}
+		if (!kind || strcmp(kind, "gpu") != 0) {
+			nd_warn(r, "not a gpu record: kind %s",
+				kind ? kind : "missing");
+		} else if (!node || strcmp(node, O.node) != 0) {
+			nd_warn(r, "a gpu record of node %s, not of %s",
+				node ? node : "(none)", O.node);
+		} else if (gobj_check(rec, O.driver, why, sizeof why) < 0) {
+			nd_warn(r, "%s", why);
+		} else {
+			json_array_append(*batch, rec);
+		}
+		json_decref(rec);
+	}
+	return 0;
+}
+
+/* follow keeps the device table current from the rest of the input. */
+static void *
+follow(void *arg)
+{
+	struct nd_reader *r = arg;
+	json_t *batch;
+	int more;
+
+	do {
+		more = read_batch(r, &batch);
+		if (json_array_size(batch) > 0 || more)
+			dra_set_gpus(&D, batch);
+		json_decref(batch);
+	} while (more);
+	return NULL;
+}
+
+/* -------------------------------------------------------------- handlers */
+
+/* claims_call decodes a prepare or unprepare request, has fn decide and
+ * encodes the answer; the answer is also written as a record of kind,
+ * with "ms", the milliseconds the decision took. */
+static int
+claims_call(const uint8_t *req, size_t len, uint8_t **resp, size_t *resp_len,
+	char **msg, json_t *(*fn)(struct dra *, const json_t *),
+	uint8_t *(*encode)(const json_t *, size_t *), const char *kind,
+	const char *message)
+{
+	struct timespec t0, t1;
+	char why[256];
+	json_t *q = dpb_claims(req, len, why, sizeof why), *res;
+
+	if (!q) {
+		*msg = easprintf("%s: %s", message, why);
+		return 3; /* INVALID_ARGUMENT */
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	res = fn(&D, q);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	json_decref(q);
+	*resp = encode(res, resp_len);
+	json_object_set_new(res, "kind", json_string(kind));
+	json_object_set_new(res, "ms",
+		json_real((double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			(double)(t1.tv_nsec - t0.tv_nsec) / 1e6));
+	emit(res);
+	return 0;
+}
+
+static int
+on_prepare(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
+	size_t *resp_len, char **msg)
+{
+	(void)arg;
+	return claims_call(req, len, resp, resp_len, msg, dra_prepare,
+		dpb_prepare_response, "prepare", "NodePrepareResourcesRequest");
+}
+
+static int
+on_unprepare(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
+	size_t *resp_len, char **msg)
+{
+	(void)arg;
+	return claims_call(req, len, resp, resp_len, msg, dra_unprepare,
+		dpb_unprepare_response, "unprepare",
+		"NodeUnprepareResourcesRequest");
+}
+
+static int
+on_get_info(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
+	size_t *resp_len, char **msg)
+{
+	static const char *const versions[] = {"v1.DRAPlugin",
+		"v1beta1.DRAPlugin", NULL};
+
+	(void)arg, (void)req, (void)len, (void)msg;
+	*resp = dpb_plugin_info("DRAPlugin", O.driver, dra_sock, versions,
+		resp_len);
+	return 0;
+}
+
+static int
+on_registration(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
+	size_t *resp_len, char **msg)
+{
+	int registered;
+	char *error = NULL;
+
+	(void)arg;
+	if (dpb_registration_status(req, len, &registered, &error) < 0) {
+		*msg = estrdup("RegistrationStatus: not a valid message");
+		return 3;
+	}
+	if (!registered)
+		err_warn("the kubelet did not register driver %s: %s", O.driver,
+			error && *error ? error : "no reason given");
+	emit(json_pack("{s:s, s:b, s:s}", "kind", "registration", "registered",
+		registered, "error", error ? error : ""));
+	free(error);
+	*resp = NULL;
+	*resp_len = 0;
+	if (registered)
+		return 0;
+	/* an error fails this attempt, and the kubelet tries again */
+	*msg = estrdup("registration refused");
+	return 9; /* FAILED_PRECONDITION */
+}
+
+static const struct gs_method dra_methods[] = {
+	{"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
+		on_prepare, NULL},
+	{"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources",
+		on_unprepare, NULL},
+	{"/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/NodePrepareResources",
+		on_prepare, NULL},
+	{"/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/"
+	 "NodeUnprepareResources",
+		on_unprepare, NULL},
+	{NULL, NULL, NULL},
+};
+
+static const struct gs_method reg_methods[] = {
+	{"/pluginregistration.Registration/GetInfo", on_get_info, NULL},
+	{"/pluginregistration.Registration/NotifyRegistrationStatus",
+		on_registration, NULL},
+	{NULL, NULL, NULL},
+};
+
+/* ------------------------------------------------------------------ main */
+
+/* mkdirs makes path and its parents (mode 0750). */
+static void
+mkdirs(const char *path)
+{
+	char *p = estrdup(path), *s;
+
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0750) < 0 && errno != EEXIST)
+			err_die(HAZ_FAIL, "%s:", p);
+		*s = '/';
+	}
+	if (mkdir(p, 0750) < 0 && errno != EEXIST)
+		err_die(HAZ_FAIL, "%s:", p);
+	free(p);
+}
+
+/* records answers request records from stdin (- mode). */
+static int
+records(void)
+{
+	struct nd_reader r;
+	const char *kind;
+	json_t *rec, *res;
+	int rc;
+
+	if (nd_open(&r, NULL, 0) < 0)
+		return HAZ_FAIL;
+	while ((rc = nd_read(&r, &rec)) != 0) {
+		if (rc < 0)
+			continue;
+		kind = json_string_value(json_object_get(rec, "kind"));
+		if (kind && strcmp(kind, "reconcile") == 0) {
+			emit(dra_reconcile(&D));
+		} else if (kind &&
+			(strcmp(kind, "prepare") == 0 ||
+				strcmp(kind, "unprepare") == 0) &&
+			json_is_array(json_object_get(rec, "claims"))) {
+			res = kind[0] == 'p' ? dra_prepare(&D, rec)
+					     : dra_unprepare(&D, rec);
+			json_object_set_new(res, "kind", json_string(kind));
+			emit(res);
+		} else {
+			nd_warn(&r,
+				"not a request: want kind prepare or "
+				"unprepare with claims, or reconcile");
+		}
+		json_decref(rec);
+	}
+	rc = r.failed ? HAZ_FAIL : HAZ_OK;
+	nd_close(&r);
+	return rc;
+}
+
+/* serve registers and serves until SIGTERM or SIGINT. */
+static int
+serve(struct nd_reader *gr)
+{
+	struct gs_server *dra_srv, *reg_srv;
+	struct timespec every = {(time_t)O.every, 0};
+	pthread_t reader;
+	sigset_t set;
+	char why[512], *dir, *kdir;
+	int fd, sig;
+
+	dir = easprintf("%s/plugins_registry", O.kdir);
+	mkdirs(dir);
+	free(dir);
+	/* the endpoint GetInfo names is dialled by the kubelet: absolute */
+	if (!(kdir = realpath(O.kdir, NULL)))
+		err_die(HAZ_FAIL, "%s:", O.kdir);
+	reg_sock = easprintf("%s/plugins_registry/%s-reg.sock", kdir, O.driver);
+	dra_sock = easprintf("%s/plugins/%s/dra.sock", kdir, O.driver);
+	free(kdir);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL); /* every thread inherits it */
+	if (pthread_create(&reader, NULL, follow, gr) != 0)
+		err_die(HAZ_FAIL, "reading gpu records:");
+	pthread_detach(reader);
+
+	if ((fd = gs_listen(dra_sock, why, sizeof why)) < 0)
+		err_die(HAZ_FAIL, "%s", why);
+	dra_srv = gs_start(fd, dra_methods, "dra");
+	/* registered last: the kubelet dials the endpoint GetInfo names */
+	if ((fd = gs_listen(reg_sock, why, sizeof why)) < 0)
+		err_die(HAZ_FAIL, "%s", why);
+	reg_srv = gs_start(fd, reg_methods, "registration");
+	err_warn("serving driver %s for node %s on %s", O.driver, O.node,
+		dra_sock);
+
+	for (;;) {
+		sig = sigtimedwait(&set, NULL, &every);
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		if (sig < 0 && errno == EAGAIN)
+			emit(dra_reconcile(&D));
+	}
+	/* the registration socket first: the kubelet sees the plugin go */
+	gs_stop(reg_srv);
+	unlink(reg_sock);
+	gs_stop(dra_srv);
+	unlink(dra_sock);
+	err_warn("stopped by signal %d; sockets removed", sig);
+	free(reg_sock);
+	free(dra_sock);
+	return HAZ_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct kc_config cfg;
+	struct nd_reader gr;
+	struct rd rd;
+	struct lg lg;
+	json_t *batch;
+	char why[512], *dir, *rwhy = NULL;
+	const char *pass;
+	int status, more;
+
+	err_init(argv[0]);
+	parse(argc, argv);
+	signal(SIGPIPE, SIG_IGN);
+	if (kc_load(&cfg, O.kubeconfig, O.context) < 0)
+		return nd_finish(HAZ_FAIL);
+	dra_init(&D);
+	D.driver = O.driver;
+	D.node = O.node;
+	D.cdi_dir = O.cdi_dir;
+	D.devdir = O.devdir;
+	D.cfg = &cfg;
+	D.k = kube_new(&cfg);
+	kube_set_timeout(D.k, 10000);
+	if (O.redis) {
+		pass = getenv("K8SHAZGPU_REDIS_PASSWORD");
+		memset(&rd, 0, sizeof rd);
+		rd.soft = 1;
+		if (rd_try_connect(&rd, O.redis, 0, pass && *pass ? pass : NULL,
+			    5, &rwhy) != 0) {
+			err_warn("%s; claims fail until it answers", rwhy);
+			free(rwhy);
+		}
+		lg_init(&lg, &rd, O.lockwait);
+		D.lg = &lg;
+	}
+	dir = easprintf("%s/plugins/%s", O.kdir, O.driver);
+	mkdirs(dir);
+	D.ckpt_path = easprintf("%s/checkpoint.json", dir);
+	free(dir);
+	mkdirs(O.cdi_dir);
+	if (dra_load(&D, why, sizeof why) < 0)
+		err_die(HAZ_FAIL, "%s", why);
+
+	if (nd_open(&gr, O.gpus, 0) < 0)
+		return nd_finish(HAZ_FAIL);
+	if (O.serve) {
+		read_batch(&gr, &batch); /* the first, before registering */
+		dra_set_gpus(&D, batch);
+		json_decref(batch);
+		emit(dra_reconcile(&D));
+		status = serve(&gr);
+		/* the reader may still block on its input: not closed */
+	} else {
+		do { /* the last batch is the node's */
+			more = read_batch(&gr, &batch);
+			if (more || json_array_size(batch) > 0)
+				dra_set_gpus(&D, batch);
+			json_decref(batch);
+		} while (more);
+		status = gr.failed ? HAZ_FAIL : HAZ_OK;
+		nd_close(&gr);
+		if (status == HAZ_OK)
+			status = records();
+	}
+	if (O.redis)
+		rd_close(&rd);
+	free((char *)D.ckpt_path);
+	dra_free(&D);
+	kube_free(D.k);
+	kc_free(&cfg);
+	return nd_finish(status);
+}
