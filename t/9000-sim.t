@@ -2,10 +2,14 @@
 # The simulated cluster t/run started with the test topology: nodes Ready
 # with their exact MIG capacities, kube-scheduler placing MIG pods and KWOK
 # running them, a 13th 2g.20gb pod left Pending, every listener on loopback.
+# The real node, when the cluster has one (t/9700), is tainted: no pod here
+# lands on it.
 . "$(dirname "$0")/lib.sh"
 
 need_cluster
 . "$K8SHAZGPU_SIM_DIR/state"
+REAL=
+[ ! -f "$K8SHAZGPU_SIM_DIR/node-state" ] || REAL=$(. "$K8SHAZGPU_SIM_DIR/node-state"; echo "$NODE_NAME")
 NS=t9000-sim
 k() { k8shazgpu-sim kubectl "$@"; }
 
@@ -22,8 +26,8 @@ EOF
 phases() { k get pods -n "$NS" -o json | jq -r '.items[] | "\(.metadata.name) \(.status.phase) \(.spec.nodeName)"' | sort -V; }
 all_running() { [ "$(phases | grep -c ' Running medium$')" -eq "$1" ]; }
 
-check_output 'status: every component running' \
-	'k8shazgpu-sim status | awk "{print \$1, \$2}"' <<'EOF'
+{
+	cat <<'EOF'
 etcd running
 apiserver running
 controller-manager running
@@ -35,13 +39,19 @@ agent h100
 agent l4
 nodes 4
 EOF
+	[ -z "$REAL" ] || printf '%s\n' "redis running" "containerd running" "kubelet running" "node-agent running" \
+		"plugin $(command -v dra-plugin >/dev/null && echo running || echo absent)"
+} >status.expect
+check_output 'status: every component running' \
+	'k8shazgpu-sim status | awk "{print \$1, \$2}"' <status.expect
 
-check_output 'env: KUBECONFIG first, then the etcd endpoint and the state directory' \
-	'k8shazgpu-sim env' <<EOF
-KUBECONFIG=$K8SHAZGPU_SIM_DIR/kubeconfig
-ETCD_ENDPOINT=http://127.0.0.1:$ETCD_PORT
-K8SHAZGPU_SIM_DIR=$K8SHAZGPU_SIM_DIR
-EOF
+{
+	printf '%s\n' "KUBECONFIG=$K8SHAZGPU_SIM_DIR/kubeconfig" "ETCD_ENDPOINT=http://127.0.0.1:$ETCD_PORT" \
+		"K8SHAZGPU_SIM_DIR=$K8SHAZGPU_SIM_DIR"
+	[ -z "$REAL" ] || echo "K8SHAZGPU_REDIS=$K8SHAZGPU_SIM_DIR/redis.sock"
+} >env.expect
+check_output 'env: KUBECONFIG first, then the etcd endpoint, the state directory, the real node'"'"'s ledger' \
+	'k8shazgpu-sim env' <env.expect
 
 check 'the etcd endpoint answers' 'curl -fsS "$(k8shazgpu-sim env | sed -n "s/^ETCD_ENDPOINT=//p")/health" | grep -q true'
 
@@ -84,14 +94,19 @@ unschedulable() {
 	k get pod mig-13 -n "$NS" -o json | jq -e -r '.status.conditions[]
 		| select(.type == "PodScheduled" and .status == "False" and .reason == "Unschedulable") | .message'
 }
-check_output 'the 13th stays Pending: Insufficient nvidia.com/mig-2g.20gb' \
+if [ -n "$REAL" ]; then
+	NOT_AVAILABLE="0/5 nodes are available: 1 node(s) had untolerated taint(s), 4 Insufficient nvidia.com/mig-2g.20gb."
+else
+	NOT_AVAILABLE="0/4 nodes are available: 4 Insufficient nvidia.com/mig-2g.20gb."
+fi
+check_output 'the 13th stays Pending: Insufficient nvidia.com/mig-2g.20gb (the real node: its taint)' \
 	'mig_pod mig-13 | k create -f - >/dev/null && eventually 60 unschedulable && sleep 2 &&
 	 k get pod mig-13 -n "$NS" -o jsonpath="{.status.phase}{\"\\n\"}" &&
 	 unschedulable | sed "s/\\. .*/./" &&
 	 k get events -n "$NS" --field-selector involvedObject.name=mig-13 -o json |
-		jq -r "[.items[].reason] | unique | .[]"' <<'EOF'
+		jq -r "[.items[].reason] | unique | .[]"' <<EOF
 Pending
-0/4 nodes are available: 4 Insufficient nvidia.com/mig-2g.20gb.
+$NOT_AVAILABLE
 FailedScheduling
 EOF
 

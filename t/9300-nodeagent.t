@@ -8,18 +8,21 @@ need_cluster
 NS=t9300-nodeagent
 D=$K8SHAZGPU_SIM_DIR
 k() { k8shazgpu-sim kubectl "$@"; }
+# the real node (t/9700), if any, has GPUs of its own: left out here
+REAL=
+[ ! -f "$D/node-state" ] || REAL=$(. "$D/node-state"; echo "$NODE_NAME")
 
 # One cycle of NODE's agent against the topology file FILE.
 cycle() { k8shazgpu-nodeagent -1 -N "$1" -t "$2" 2>/dev/null; }
 
 slices() {
-	k get resourceslices -o json | jq -r '.items[] | select(.spec.driver == "gpu.canhazgpu.dev")
+	k get resourceslices -o json | jq -r --arg real "$REAL" '.items[] | select(.spec.driver == "gpu.canhazgpu.dev" and .spec.nodeName != $real)
 		| [.spec.nodeName, (.spec.devices | length),
 		   (.spec.devices | map(.attributes.type.string) | unique | join("+"))] | join(" ")' | sort
 }
 
 check_output 'kubectl get nodes -L shows the GPU feature discovery labels' \
-	'k get nodes -L nvidia.com/gpu.product -L nvidia.com/gpu.count -L nvidia.com/mig.strategy |
+	'k get nodes -l type=kwok -L nvidia.com/gpu.product -L nvidia.com/gpu.count -L nvidia.com/mig.strategy |
 	 awk "{print \$1, \$2, \$6, \$7, \$8}"' <<'EOF'
 NAME STATUS GPU.PRODUCT GPU.COUNT MIG.STRATEGY
 h100 Ready NVIDIA-H100-80GB-HBM3 2 none
@@ -29,7 +32,7 @@ small Ready NVIDIA-H200 4 mixed
 EOF
 
 check_output 'per-profile MIG labels and AgentaFlow labels' \
-	'k get nodes -o json | jq -r ".items[] | .metadata.labels | [.[\"kubernetes.io/hostname\"],
+	'k get nodes -l type=kwok -o json | jq -r ".items[] | .metadata.labels | [.[\"kubernetes.io/hostname\"],
 		.[\"nvidia.com/mig-1g.10gb.count\"] // \"-\", .[\"nvidia.com/mig-2g.20gb.count\"] // \"-\",
 		.[\"agentaflow.gpu/enabled\"], .[\"agentaflow.gpu/count\"], .[\"agentaflow.gpu/utilization-tier\"]]
 		| join(\" \")" | sort' <<'EOF'
