@@ -304,6 +304,11 @@ int lg_mark(struct lg *l, struct rd *sub, int watch, long long threshold);
  * Returns HAZ_OK or HAZ_FAIL (a bad record). */
 int lg_k8s_sync(struct lg *l);
 
+/* lg_write_conflict writes the conflict record of c (a conflict the
+ * k8s-sync or prepare script answered: holder, holder_type, since) for
+ * rec, a hold record ({gpu, mig, claim_uid, namespace, name, pods}). */
+void lg_write_conflict(const json_t *rec, const json_t *c);
+
 /* ---- lib/ledger_claim.c ---- */
 
 /* A Kubernetes claim's holds (the kubelet plugin's prepare) and their

@@ -89,9 +89,8 @@ take_hold(struct nd_reader *r, json_t *rec, struct holds *h)
 	return 0;
 }
 
-/* conflict writes a conflict record for hold record rec. */
-static void
-conflict(const json_t *rec, const json_t *c)
+void
+lg_write_conflict(const json_t *rec, const json_t *c)
 {
 	json_t *o = json_object(), *pods = json_object_get(rec, "pods");
 
@@ -155,7 +154,8 @@ apply(struct lg *l, struct nd_reader *r, struct holds *h)
 		}
 		json_array_foreach(json_object_get(res, "conflicts"), i, v) {
 			if ((size_t)lg_jint(v, "i") == k)
-				conflict(json_array_get(h->recs, k), v);
+				lg_write_conflict(json_array_get(h->recs, k),
+					v);
 		}
 	}
 	json_array_foreach(json_object_get(res, "range"), i, v) {

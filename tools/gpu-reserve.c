@@ -456,30 +456,18 @@ static void
 prepare_conflict(const json_t *claim, const json_t *c)
 {
 	const json_t *pod = json_object_get(claim, "pod");
-	json_t *o = json_object();
-
-	json_object_set_new(o, "kind", json_string("conflict"));
-	json_object_set_new(o, "gpu",
-		json_integer((json_int_t)lg_jint(c, "gpu")));
-	if (json_is_string(json_object_get(c, "mig")))
-		json_object_set_new(o, "mig",
-			json_copy(json_object_get(c, "mig")));
-	json_object_set_new(o, "claim_uid",
-		json_copy(json_object_get(claim, "claim_uid")));
-	json_object_set_new(o, "namespace",
-		json_copy(json_object_get(claim, "namespace")));
-	json_object_set_new(o, "name",
-		json_copy(json_object_get(claim, "name")));
-	json_object_set_new(o, "pods",
+	json_t *rec = json_pack("{s:I, s:O?, s:O?, s:O?, s:O?, s:o}", "gpu",
+		(json_int_t)lg_jint(c, "gpu"), "mig",
+		json_is_string(json_object_get(c, "mig"))
+			? json_object_get(c, "mig")
+			: NULL,
+		"claim_uid", json_object_get(claim, "claim_uid"), "namespace",
+		json_object_get(claim, "namespace"), "name",
+		json_object_get(claim, "name"), "pods",
 		json_is_string(pod) ? json_pack("[O]", pod) : json_array());
-	json_object_set_new(o, "holder",
-		lg_copy_or_null(json_object_get(c, "holder")));
-	json_object_set_new(o, "holder_type",
-		lg_copy_or_null(json_object_get(c, "holder_type")));
-	json_object_set_new(o, "since",
-		lg_secs_json(json_object_get(c, "since")));
-	nd_write(o);
-	json_decref(o);
+
+	lg_write_conflict(rec, c);
+	json_decref(rec);
 }
 
 /* do_prepare takes the holds of claim (lg_claim_prepare's shape) and
