@@ -240,7 +240,8 @@ read_batch(struct nd_reader *r, json_t **batch)
 	return 0;
 }
 
-/* follow keeps the device table current from the rest of the input. */
+/* follow keeps the device table current from the rest of the input;
+ * at its end the last table stays. */
 static void *
 follow(void *arg)
 {
@@ -254,6 +255,7 @@ follow(void *arg)
 			dra_set_gpus(&D, batch);
 		json_decref(batch);
 	} while (more);
+	nd_close(r);
 	return NULL;
 }
 
@@ -487,7 +489,8 @@ int
 main(int argc, char **argv)
 {
 	struct kc_config cfg;
-	struct nd_reader gr;
+	/* static: the reader thread may still wait on it at exit */
+	static struct nd_reader gr;
 	struct rd rd;
 	struct lg lg;
 	json_t *batch;
