@@ -55,6 +55,7 @@ struct conn {
 	nghttp2_session *h2;
 	struct gstream *streams;
 	uint32_t goaway_error; /* our GOAWAY's error code, once sent */
+	int peer_goaway;       /* the peer said goodbye (GOAWAY) first */
 	char why[160];         /* nghttp2's last word on a bad frame */
 	struct conn *next;
 };
@@ -499,6 +500,21 @@ on_frame_send(nghttp2_session *h2, const nghttp2_frame *f, void *user)
 	return 0;
 }
 
+/* on_invalid notes a GOAWAY of the peer's that nghttp2 refused: grpc-go
+ * closing a client connection (the kubelet after registering) names its
+ * own last stream in it, which a server's session takes for a protocol
+ * error. The peer is leaving either way: nothing to report. */
+static int
+on_invalid(nghttp2_session *h2, const nghttp2_frame *f, int lib, void *user)
+{
+	struct conn *c = user;
+
+	(void)h2, (void)lib;
+	if (f->hd.type == NGHTTP2_GOAWAY)
+		c->peer_goaway = 1;
+	return 0;
+}
+
 static int
 on_error(nghttp2_session *h2, int code, const char *msg, size_t len, void *user)
 {
@@ -574,7 +590,7 @@ serve(struct conn *c)
 	}
 	if (*why)
 		err_warn("%s: closed a connection: %s", c->s->name, why);
-	else if (c->goaway_error)
+	else if (c->goaway_error && !c->peer_goaway)
 		err_warn("%s: closed a connection: %s%s%s", c->s->name,
 			nghttp2_http2_strerror(c->goaway_error),
 			*c->why ? ": " : "", c->why);
@@ -600,6 +616,8 @@ conn_main(void *arg)
 		on_stream_close);
 	nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
 	nghttp2_session_callbacks_set_error_callback2(cb, on_error);
+	nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb,
+		on_invalid);
 	if (nghttp2_session_server_new(&c->h2, cb, c) == 0) {
 		if (nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, &iv, 1) ==
 			0)
