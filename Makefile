@@ -6,6 +6,7 @@
 #   make test SANITIZE=address,undefined   the same under ASan/UBSan
 #   make test VALGRIND=1      every tool run under valgrind
 #   make demo                 the simulated cluster, shown in plain words
+#   make image [PUSH=registry/repo]   OCI images of the components in $(B)/image/
 #   make install PREFIX=/usr/local
 
 VERSION = 0.1.0
@@ -34,6 +35,7 @@ endif
 TOOLS = $(sort $(basename $(notdir $(wildcard tools/*.c))))
 claim-watch_PKGS = jansson libcurl yaml-0.1 zlib
 claim-make_PKGS = jansson libcurl yaml-0.1
+cert-make_PKGS = jansson libcurl yaml-0.1 zlib
 yaml2json_PKGS = jansson yaml-0.1
 stat-serve_PKGS = libmicrohttpd
 gpu-probe_PKGS = jansson yaml-0.1
@@ -77,7 +79,7 @@ export PKG_CONFIG_PATH := $(CURL_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$
 SSL_A := $(wildcard $(addprefix $(shell $(PKG_CONFIG) --variable=libdir libcrypto 2>/dev/null)/,libssl.a libcrypto.a))
 CURL_LIBS = -L$(CURL_PREFIX)/lib -lcurl -Wl,-Bstatic -lssl -lcrypto -Wl,-Bdynamic -lz
 else
-CURL_LIBS = $$($(PKG_CONFIG) --libs libcurl)
+CURL_LIBS = $$($(PKG_CONFIG) --libs libcurl libcrypto)
 endif
 # libs(PKGS): the link flags of PKGS, libcurl as chosen above.
 libs = $$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1))) \
@@ -85,13 +87,27 @@ libs = $$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1))) \
 LDFLAGS += -Wl,--as-needed
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALLPKGS) 2>/dev/null)
 
-all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%)
+# The tools as the images carry them (make image, scripts/image-build):
+# the same objects, linked with OpenSSL shared, since in an image one
+# libcrypto serves every tool, stored once in the base layer, where two
+# HTTPS tools of one image would each carry 4 MiB of it linked statically.
+IMAGE_BIN = $(TOOLS:%=$(B)/image-bin/%)
+ifeq ($(CURL),min)
+IMAGE_CURL_LIBS = -L$(CURL_PREFIX)/lib -lcurl -lssl -lcrypto -lz
+else
+IMAGE_CURL_LIBS = $(CURL_LIBS)
+endif
+image_libs = $$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1))) \
+	$(if $(filter libcurl,$(1)),$(IMAGE_CURL_LIBS))
+
+all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%) $(IMAGE_BIN)
 
 ifeq ($(CURL),min)
 $(CURL_PC):
 	scripts/curl-build >/dev/null
 $(LIBOBJ) $(TOOLS:%=$(B)/tools/%.o): | $(CURL_PC)
 $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%): $(CURL_PC) $(SSL_A)
+$(IMAGE_BIN): $(CURL_PC)
 endif
 
 $(B)/lib/%.o: lib/%.c lib/*.h
@@ -130,8 +146,21 @@ $(TOOLS:%=$(B)/%): $(B)/%: $(B)/tools/%.o $(B)/libhaz.a
 	$(CC) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
 		$(call libs,$($*_PKGS)) -lm
 
+$(IMAGE_BIN): $(B)/image-bin/%: $(B)/tools/%.o $(B)/libhaz.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
+		$(call image_libs,$($*_PKGS)) -lm
+
 deps:
 	@scripts/deps
+
+# The components' OCI images (scripts/image-build): $(B)/image/NAME.tar,
+# named $(IMAGE_PREFIX)/NAME:$(VERSION); PUSH=registry/repo pushes each
+# to registry/repo/NAME:$(VERSION) too.
+IMAGE_PREFIX ?= k8shazgpu
+image: $(IMAGE_BIN)
+	@scripts/image-build -b $(B) -v $(VERSION) -p $(IMAGE_PREFIX) $(if $(PUSH),-P $(PUSH))
+.PHONY: image
 
 # These install what is missing first, then build in a new make, which
 # sees the packages (and their pkg-config files) deps just installed.
@@ -160,10 +189,11 @@ install: all
 	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)
 	install -m 755 $(wildcard scripts/k8shazgpu*) $(DESTDIR)$(BINDIR)
 	install -d $(DESTDIR)$(LIBEXECDIR)
-	install -m 755 scripts/sim-build $(DESTDIR)$(LIBEXECDIR)/sim-build
+	install -m 755 scripts/sim-build scripts/sim-node scripts/sim-install \
+		scripts/node-build scripts/oci-image $(DESTDIR)$(LIBEXECDIR)
 	for m in man/*.[178]; do \
 		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
-	cp -R manifests $(DESTDIR)$(DATADIR)/
+	cp -R manifests overlays $(DESTDIR)$(DATADIR)/
 
 clean:
 	rm -rf build build-san
