@@ -406,10 +406,10 @@ T=30
 k8shazgpu-webhook-certs -d c1 -H 127.0.0.1 >c1.bundle 2>certs.err || echo "# certificates failed: $(cat certs.err)"
 
 # start_server ARGS...: webhook-patch serving on a free loopback port,
-# certificate in cert/; sets PID and PORT; its exit status goes to
-# server.rc when it ends.
+# certificate in cert/ (a copy of $CERTS, c1 unless set); sets PID and
+# PORT; its exit status goes to server.rc when it ends.
 start_server() {
-	mkdir -p cert && cp c1/tls.crt c1/tls.key cert/ && rm -f server.pid server.rc
+	mkdir -p cert && cp "${CERTS:-c1}/tls.crt" "${CERTS:-c1}/tls.key" cert/ && rm -f server.pid server.rc
 	( webhook-patch "$@" -l 127.0.0.1:0 -c cert/tls.crt -k cert/tls.key 2>server.err &
 	  echo $! >server.pid; wait $!; echo $? >server.rc ) &
 	n=0
@@ -535,6 +535,86 @@ check 'HTTPS: usage errors and an unusable certificate' '
 	must_fail 1 webhook-patch -i inv.ndjson -l nonsense -c c1/tls.crt -k c1/tls.key 2>err &&
 	grep -q "nonsense: expected HOST:PORT" err'
 
+# ---- its own checks of the certificate ------------------------------------
+
+# A certificate that expired and a good one (and below, one that expires
+# while it is served); curl -k: the server, not the client, is what is
+# checked here.
+cert-make -o expired -H 127.0.0.1 -V 2020-01-01T00:00:00Z,2021-01-01T00:00:00Z >/dev/null
+cert-make -o good -H 127.0.0.1 >/dev/null
+# stop_server: TERM the server and wait for its end, so that the next
+# one's files are its own; its exit status is added to servers.rc.
+stop_server() { kill "$PID" 2>/dev/null; eventually "$T" test -s server.rc && cat server.rc >>servers.rc; }
+# get PATH: the body, then the HTTP status.
+get() { curl -sS -k --max-time "$T" -w '%{http_code}\n' "https://127.0.0.1:$PORT$1"; }
+# cert_log: the lines of server.err about the certificate.
+cert_log() { grep -v "serving on\|certificate reloaded" server.err; }
+
+CERTS=expired start_server -i inv.ndjson || echo "# server did not start: $(cat server.err)"
+check_output 'an expired certificate: logged once, /readyz 503 with why, /healthz 200, reviews answered' '
+	get /readyz && get /healthz && migpod x nvidia.com/mig-1g.10gb 1 >r.json &&
+	curl -sS -k --max-time "$T" --data-binary @r.json -w "\n%{http_code}\n" https://127.0.0.1:$PORT/mutate &&
+	cert_log' <<'X'
+cert/tls.crt: certificate expired at 2021-01-01T00:00:00Z
+503
+ok
+200
+{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","response":{"uid":"x","allowed":true}}
+200
+webhook-patch: cert/tls.crt: certificate expired at 2021-01-01T00:00:00Z
+X
+
+check_output 'a good certificate renewed into place: /readyz 200 again' '
+	cp good/tls.key cert/tls.key.new && cp good/tls.crt cert/tls.crt.new &&
+	mv cert/tls.key.new cert/tls.key && mv cert/tls.crt.new cert/tls.crt &&
+	CA=good/ca.crt eventually "$T" https -o /dev/null https://127.0.0.1:$PORT/healthz &&
+	eventually "$T" grep -q "certificate reloaded" server.err && get /readyz && cert_log' <<'X'
+ok
+200
+webhook-patch: cert/tls.crt: certificate expired at 2021-01-01T00:00:00Z
+X
+stop_server
+
+CERTS=good start_server -i inv.ndjson -N k8shazgpu-webhook.canhazgpu-system.svc -N k8shazgpu-webhook.other.svc -N 127.0.0.1 ||
+	echo "# server did not start: $(cat server.err)"
+check_output '-N: a name the certificate does not hold makes /readyz 503, logged once' '
+	get /readyz && get /readyz && get /healthz && cert_log' <<'X'
+cert/tls.crt: does not name k8shazgpu-webhook.other.svc
+503
+cert/tls.crt: does not name k8shazgpu-webhook.other.svc
+503
+ok
+200
+webhook-patch: cert/tls.crt: does not name k8shazgpu-webhook.other.svc
+X
+stop_server
+
+# made now: it expires SOON seconds after
+SOON=4
+[ "${VALGRIND:-}" = 1 ] && SOON=30
+cert-make -o soon -H 127.0.0.1 -V "$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%SZ),$(date -u -d "+$SOON seconds" +%Y-%m-%dT%H:%M:%SZ)" >soon.json
+NOTAFTER=$(jq -r .notAfter soon.json)
+CERTS=soon start_server -i inv.ndjson -N k8shazgpu-webhook.canhazgpu-system.svc -N 127.0.0.1 ||
+	echo "# server did not start: $(cat server.err)"
+check_output '-N: every name held: ready; it expires while served: /readyz 503 at once, logged once' '
+	get /readyz && ! cert_log &&
+	eventually $((SOON + 5)) cert_log && sleep 1.5 && cert_log && get /readyz' <<X
+ok
+200
+webhook-patch: cert/tls.crt: certificate expired at $NOTAFTER
+cert/tls.crt: certificate expired at $NOTAFTER
+503
+X
+stop_server
+
+check_output 'each of these servers exited 0 on TERM (under valgrind: nothing reported)' 'cat servers.rc' <<'X'
+0
+0
+0
+X
+
+check '-N needs -l' 'must_fail 2 webhook-patch -N x -i inv.ndjson </dev/null 2>/dev/null'
+
 # ---- the certificate script and the wrapper ------------------------------
 
 check_output 'k8shazgpu-webhook-certs: SANs, a kept CA, and -m fills the caBundle' '
@@ -542,7 +622,8 @@ check_output 'k8shazgpu-webhook-certs: SANs, a kept CA, and -m fills the caBundl
 	openssl verify -CAfile c1/ca.crt c1/tls.crt &&
 	k8shazgpu-webhook-certs -d c1 >again.bundle && cmp c1.bundle again.bundle &&
 	k8shazgpu-webhook-certs -d c1 -f >new.bundle && ! cmp -s c1.bundle new.bundle &&
-	k8shazgpu-webhook-certs -d c1 -m "$TOP/manifests/webhook/webhook.yaml" | grep -c "caBundle: $(cat new.bundle)\$"' <<'X'
+	printf "webhooks:\n- name: a\n  clientConfig:\n    caBundle: Cg==\n" >hook.yaml &&
+	k8shazgpu-webhook-certs -d c1 -m hook.yaml | grep -c "caBundle: $(cat new.bundle)\$"' <<'X'
 DNS:k8shazgpu-webhook,DNS:k8shazgpu-webhook.canhazgpu-system,DNS:k8shazgpu-webhook.canhazgpu-system.svc,DNS:k8shazgpu-webhook.canhazgpu-system.svc.cluster.local,IPAddress:127.0.0.1
 c1/tls.crt: OK
 1

@@ -2,7 +2,7 @@
  * RuntimeClass limits, answered as AdmissionReview responses.
  *
  *   webhook-patch [-Pv] [-f chains] [-i inventory] [-R class]
- *                 [-l addr:port -c cert -k key [-t threads]]
+ *                 [-l addr:port -c cert -k key [-N name]... [-t threads]]
  *                 [--context name] [--kubeconfig file] [file...]
  *   webhook-patch -D [-f chains]
  *
@@ -14,14 +14,20 @@
  *   POST /mutate (or /)  one review; 200, or 400 for an unusable review,
  *                        413 for a body over 8 MiB
  *   GET /healthz         200 "ok" while the process serves
- *   GET /readyz          200 once the inventory is synced, else 503
+ *   GET /readyz          200 once the inventory is synced and the
+ *                        certificate is good, else 503 with the reason
  *   GET /metrics         Prometheus text: reviews by outcome, fallbacks
  *                        by from/to, denials by limit, review latency,
  *                        connections accepted
  * The certificate and key files are read again when they change (checked
  * every second, or at once on SIGHUP) without dropping a request; SIGTERM
  * or SIGINT stops accepting, lets requests in flight finish (up to 25 s)
- * and exits 0.
+ * and exits 0. The certificate is checked (x509(3)) at start, after each
+ * reload and once a minute: one that is expired, not yet valid, or does
+ * not name each -N name is logged once ("webhook-patch: tls.crt:
+ * certificate expired at ...") and makes /readyz 503 with that reason;
+ * /healthz stays 200 and reviews are still answered (the API server
+ * decides whether to trust it; failurePolicy Ignore keeps pods coming).
  *
  * The policy is mutate(3): RuntimeClass limits (filled in, refused, or
  * held Pending by a scheduling gate with -P; -R sets a default class on
@@ -34,6 +40,7 @@
  * EXIT STATUS: 0 done; 1 a line was no usable review, or the inventory,
  * chains or certificates could not be used; 2 usage. */
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,9 +57,12 @@
 #include "nd.h"
 #include "ndline.h"
 #include "prom.h"
+#include "x509.h"
 
 #define MAX_BODY (8 << 20)
 #define GRACE 25.0
+#define MAX_NAMES 64
+#define CERT_RECHECK 60.0 /* seconds between checks of the validity */
 
 struct ctx {
 	struct mutate_opts mo;
@@ -65,11 +75,18 @@ struct ctx {
 	struct informer *in;
 	struct prom *prom;
 	struct httpd *h; /* set once serving (atomic: handlers may run first) */
+	const char *names[MAX_NAMES + 1]; /* -N, NULL-terminated */
+	int nnames;
+	char *cert_pem;      /* the certificate served, as last loaded */
+	double cert_checked; /* when it was last checked (now()) */
+	time_t cert_due;     /* when it starts or ends being valid, or 0 */
+	pthread_mutex_t cert_lock;
+	char cert_bad[640]; /* under cert_lock: why it is bad, or "" */
 };
 
 static const char usage_text[] =
 	"usage: webhook-patch [-Pv] [-f chains] [-i inventory] [-R class]\n"
-	"                     [-l addr:port -c cert -k key [-t threads]]\n"
+	"                     [-l addr:port -c cert -k key [-N name]... [-t threads]]\n"
 	"                     [--context name] [--kubeconfig file] [file...]\n"
 	"       webhook-patch -D [-f chains]\n";
 
@@ -83,6 +100,8 @@ static const char help_text[] =
 	"                  (scheduling gate) instead of refusing them\n"
 	"  -l addr:port    serve HTTPS there instead of reading reviews\n"
 	"  -c file, -k file  serving certificate and key (PEM)\n"
+	"  -N name         a name the certificate must hold (repeatable;\n"
+	"                  /readyz answers 503 while it does not)\n"
 	"  -t threads      serving threads (default 4)\n"
 	"  -v              log each decision that changes or refuses a pod\n"
 	"  -D              print the chains in effect as JSON and exit\n"
@@ -291,6 +310,7 @@ handle(const struct httpd_req *q, struct httpd_reply *p, void *arg)
 {
 	struct ctx *c = arg;
 	int post = !strcmp(q->method, "POST");
+	char why[sizeof c->cert_bad + 1];
 
 	if (!strcmp(q->path, "/mutate") || !strcmp(q->path, "/")) {
 		if (post)
@@ -302,7 +322,12 @@ handle(const struct httpd_req *q, struct httpd_reply *p, void *arg)
 	} else if (!strcmp(q->path, "/healthz")) {
 		reply_text(p, 200, "ok\n");
 	} else if (!strcmp(q->path, "/readyz")) {
-		if (avail_synced(c->a) == AVAIL_ALL)
+		pthread_mutex_lock(&c->cert_lock);
+		snprintf(why, sizeof why, "%s\n", c->cert_bad);
+		pthread_mutex_unlock(&c->cert_lock);
+		if (why[1])
+			reply_text(p, 503, why);
+		else if (avail_synced(c->a) == AVAIL_ALL)
 			reply_text(p, 200, "ok\n");
 		else
 			reply_text(p, 503, "inventory not synced\n");
@@ -345,6 +370,51 @@ declare_metrics(struct prom *p)
 		"MIG devices admitted and not yet seen in the watch.");
 }
 
+/* check_cert checks the certificate served: when reload, it is read
+ * again from c->cert first (as httpd has just loaded it), else the text
+ * last read is checked again. A bad one is logged when reload, or when
+ * its reason is new, and makes /readyz 503 with that reason. The next
+ * check is due in a minute, or when it starts or ends being valid if
+ * that comes first (c->cert_due). */
+static void
+check_cert(struct ctx *c, int reload)
+{
+	char err[512], bad[sizeof c->cert_bad];
+	struct x509_info i;
+	char *pem;
+	int changed;
+	time_t t;
+
+	if (reload) {
+		if (!(pem = x509_load(c->cert, err, sizeof err))) {
+			err_warn("%s", err);
+			return; /* the pair in use was just loaded: keep on */
+		}
+		free(c->cert_pem);
+		c->cert_pem = pem;
+	}
+	c->cert_checked = now();
+	c->cert_due = 0;
+	if (c->cert_pem && x509_info(c->cert_pem, &i, err, sizeof err) == 0) {
+		t = time(NULL);
+		c->cert_due = i.not_before > t ? i.not_before
+			: i.not_after > t      ? i.not_after
+					       : 0;
+		x509_info_free(&i);
+	}
+	bad[0] = '\0';
+	if (c->cert_pem &&
+		x509_check(c->cert_pem, c->nnames ? c->names : NULL, time(NULL),
+			err, sizeof err) < 0)
+		snprintf(bad, sizeof bad, "%s: %s", c->cert, err);
+	pthread_mutex_lock(&c->cert_lock);
+	changed = strcmp(bad, c->cert_bad) != 0;
+	memcpy(c->cert_bad, bad, sizeof bad);
+	pthread_mutex_unlock(&c->cert_lock);
+	if (*bad && (reload || changed))
+		err_warn("%s", bad);
+}
+
 /* serve runs the HTTPS server until SIGTERM or SIGINT. */
 static int
 serve(struct ctx *c, const sigset_t *sigs)
@@ -364,6 +434,7 @@ serve(struct ctx *c, const sigset_t *sigs)
 
 	c->prom = prom_new();
 	declare_metrics(c->prom);
+	check_cert(c, 1); /* before the first request can ask /readyz */
 	if (!(h = httpd_start(&o, err, sizeof err))) {
 		err_warn("%s", err);
 		return HAZ_FAIL;
@@ -375,11 +446,15 @@ serve(struct ctx *c, const sigset_t *sigs)
 		switch (httpd_tick(h, sig == SIGHUP, err, sizeof err)) {
 		case 1:
 			err_warn("certificate reloaded from %s", c->cert);
+			check_cert(c, 1);
 			break;
 		case -1:
 			err_warn("%s; keeping the certificate in use", err);
 			break;
 		}
+		if (now() - c->cert_checked >= CERT_RECHECK ||
+			(c->cert_due && time(NULL) >= c->cert_due))
+			check_cert(c, 0);
 	}
 	__atomic_store_n(&c->h, NULL, __ATOMIC_RELEASE);
 	httpd_stop(h, GRACE);
@@ -420,7 +495,7 @@ parse_args(struct ctx *c, int argc, char **argv)
 	};
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "Df:i:R:Pl:c:k:t:vhV", longopts,
+	while ((ch = getopt_long(argc, argv, "Df:i:R:Pl:c:k:N:t:vhV", longopts,
 			NULL)) != -1) {
 		switch (ch) {
 		case 'D': c->dump = 1; break;
@@ -431,6 +506,11 @@ parse_args(struct ctx *c, int argc, char **argv)
 		case 'l': c->listen = optarg; break;
 		case 'c': c->cert = optarg; break;
 		case 'k': c->key = optarg; break;
+		case 'N':
+			if (c->nnames == MAX_NAMES)
+				usage();
+			c->names[c->nnames++] = optarg;
+			break;
 		case 't':
 			c->threads = (unsigned)strtoul(optarg, NULL, 10);
 			break;
@@ -447,7 +527,7 @@ parse_args(struct ctx *c, int argc, char **argv)
 	}
 	if (c->listen && (!c->cert || !c->key || optind < argc))
 		usage();
-	if ((c->cert || c->key) && !c->listen)
+	if ((c->cert || c->key || c->nnames) && !c->listen)
 		usage();
 }
 
@@ -466,7 +546,7 @@ load_chains(struct ctx *c)
 int
 main(int argc, char **argv)
 {
-	struct ctx c = {0};
+	struct ctx c = {.cert_lock = PTHREAD_MUTEX_INITIALIZER};
 	sigset_t sigs;
 	int status;
 
@@ -502,5 +582,6 @@ main(int argc, char **argv)
 	avail_free(c.a);
 	prom_free(c.prom);
 	migchain_free(c.chains);
+	free(c.cert_pem);
 	return nd_finish(status);
 }
