@@ -277,4 +277,65 @@ k label node medium nvidia.com/gpu.deploy.driver- nvidia.com/mig.config- >/dev/n
 k annotate node medium agentaflow.gpu/foreign- >/dev/null
 k patch node medium --subresource=status --type=json -p '[{"op": "remove", "path": "/status/capacity/nvidia.com~1gpu.shared"},
 	{"op": "remove", "path": "/status/allocatable/nvidia.com~1gpu.shared"}]' >/dev/null
+# --- health: -H serves /healthz at once and /readyz once a cycle was
+# published, within three intervals; a node that cannot be written (it
+# does not exist) is never ready. Stopped, nothing of it is left.
+HN=t9300-health
+cat >health.yaml <<EOF
+nodes:
+- {name: $HN, gpus: 1, product: NVIDIA-L4, memoryMiB: 23034}
+EOF
+k delete node "$HN" --ignore-not-found >/dev/null 2>&1
+hport=$(free_port)
+prog=k8shazgpu-nodeagent
+mkdir hstate htmp
+health_stop() {
+	[ ! -f "$SCRATCH/agent.pid" ] || kill -TERM "$(cat "$SCRATCH/agent.pid")" 2>/dev/null
+	k delete node "$HN" --ignore-not-found >/dev/null 2>&1
+}
+trap health_stop EXIT
+TMPDIR=$SCRATCH/htmp setsid k8shazgpu-nodeagent -i 1 -N "$HN" -t health.yaml -H "127.0.0.1:$hport" \
+	>/dev/null 2>agent.err &
+echo $! >agent.pid
+get() { curl -s -o body -w '%{http_code} ' "http://127.0.0.1:$hport$1" && cat body; }
+answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hport$1")" = "$2" ]; }
+check_output '/healthz answers 200 while it runs' 'eventually 20 answers /healthz 200 && get /healthz' <<'EOF'
+200 ok
+EOF
+check_output 'no cycle published (the node does not exist): /readyz 503' \
+	'eventually 20 grep -q "nodes \"$HN\" not found" agent.err && sleep 1 && get /readyz; ls htmp/$prog.*/' <<'EOF'
+503 not ready: no cycle finished yet
+EOF
+check_output 'a cycle published: /readyz 200, the ready file in the state directory it made' \
+	'k8shazgpu-sim nodes health.yaml | claim-make -a >/dev/null && eventually 20 answers /readyz 200 && get /readyz && ls htmp/$prog.*/' <<'EOF'
+200 ok
+ready
+EOF
+check_output 'TERM: the agent, its server and the directory it made are gone' \
+	'pgid=$(cat agent.pid); kill -TERM "$pgid"; rm agent.pid
+	 eventually 20 sh -c "! ps -o pid= -g $pgid >/dev/null" && echo gone; ls -d htmp/$prog.* 2>/dev/null; curl -s "http://127.0.0.1:$hport/healthz" || echo refused' <<'EOF'
+gone
+refused
+EOF
+check_output '$K8SHAZGPU_STATE_DIR keeps the ready file; a stale one is no cycle of this run' \
+	'touch hstate/ready
+	 K8SHAZGPU_STATE_DIR=$SCRATCH/hstate K8SHAZGPU_HEALTH_ADDR=127.0.0.1:$hport setsid k8shazgpu-nodeagent -i 1 -N nowhere -t health.yaml >/dev/null 2>&1 &
+	 echo $! >agent.pid; eventually 20 answers /healthz 200 && sleep 1 && get /readyz; ls hstate' <<'EOF'
+503 not ready: no cycle finished yet
+EOF
+check_output 'a bad -H is refused with 2, naming it' \
+	'for a in localhost:80 1.2.3.4 1.2.3.4:x 1.2.3.4:80:1; do must_fail 2 k8shazgpu-nodeagent -H $a 2>&1; done' <<'EOF'
+k8shazgpu-nodeagent: -H: not an IPv4 address and port: localhost:80
+k8shazgpu-nodeagent: -H: not an IPv4 address and port: 1.2.3.4
+k8shazgpu-nodeagent: -H: not an IPv4 address and port: 1.2.3.4:x
+k8shazgpu-nodeagent: -H: not an IPv4 address and port: 1.2.3.4:80:1
+EOF
+check_output '-1 with $K8SHAZGPU_STATE_DIR touches the ready file, no server' \
+	'pgid=$(cat agent.pid); kill -TERM "$pgid"; rm agent.pid; eventually 20 sh -c "! ps -o pid= -g $pgid >/dev/null"
+	 rm -rf hstate/*; K8SHAZGPU_STATE_DIR=$SCRATCH/hstate K8SHAZGPU_HEALTH_ADDR=127.0.0.1:$hport k8shazgpu-nodeagent -1 -N "$HN" -t health.yaml 2>/dev/null
+	 echo "status $?"; ls hstate; curl -s "http://127.0.0.1:$hport/healthz" || echo refused' <<'EOF'
+status 0
+ready
+refused
+EOF
 done_testing

@@ -367,4 +367,108 @@ check_output 'each answer was written as a record' "jq -r '.kind' serve.out | so
 1 reconcile
 1 registration
 EOF
+# --- the wrapper, k8shazgpu-draplugin: the probe of a topology feeding
+# the plugin, /healthz and /readyz on a port of its own; ready once the
+# kubelet (here: this test) reported it registered, never while it
+# reported a failure.
+hport=$(free_port)
+mkdir kwrap wstate wtmp
+WRS=kwrap/plugins_registry/gpu.canhazgpu.dev-reg.sock
+WDS=kwrap/plugins/gpu.canhazgpu.dev/dra.sock
+# wrapper: the wrapper in a session of its own (wrap.pid: its process
+# group), its exit status in wrap.rc once it ended.
+wrapper() {
+	rm -f wrap.pid wrap.rc
+	{
+		TMPDIR=$SCRATCH/wtmp setsid sh -c 'echo $$ >wrap.pid; exec "$@"' sh \
+			k8shazgpu-draplugin -i 1 -N "$NODE" -t "$TOPO" -H "127.0.0.1:$hport" -- -k kwrap -C cdiw \
+			>wrap.out 2>wrap.err
+		echo "exit $?" >wrap.rc
+	} &
+	eventually 10 test -s wrap.pid
+}
+# wrap_stop: what a failed check left of the wrapper's session goes.
+wrap_stop() { [ ! -s wrap.pid ] || kill -TERM -- "-$(cat wrap.pid)" 2>/dev/null; }
+trap 'wrap_stop; stop_redis; cleanup || exit 1' EXIT
+ended() { eventually 20 test -s wrap.rc && cat wrap.rc && rm -f wrap.pid; }
+get() { curl -s -o body -w '%{http_code} ' "http://127.0.0.1:$hport$1" && cat body; }
+answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hport$1")" = "$2" ]; }
+notify() { printf '{"registered":%s,"error":"%s"}\n' "$1" "${2:-}" | unit grpc-call -j $WRS $REG/NotifyRegistrationStatus | head -n 1; }
+wrap_gone() { ! ps -o stat= -g "$1" | grep -qv '^Z'; }
+age() { touch -d '2000-01-01 00:00:00 UTC' "$1"; }
+touched() { if [ "$(stat -c %Y "$1")" -gt 946684800 ]; then echo touched; else echo untouched; fi; }
+wrapper
+check_output 'the wrapper serves both sockets; /healthz 200' \
+	"eventually 20 test -S $WDS -a -S $WRS && eventually 10 answers /healthz 200 && get /healthz" <<'EOF'
+200 ok
+EOF
+check_output 'devices known, the kubelet not heard from: /readyz 503' 'get /readyz; ls wtmp/k8shazgpu-draplugin.*/' <<'EOF'
+503 not ready: no cycle finished yet
+gpus
+EOF
+check_output 'NotifyRegistrationStatus registered: /readyz 200 at once' 'notify true; get /readyz; ls wtmp/k8shazgpu-draplugin.*/' <<'EOF'
+status 0
+200 ok
+gpus
+ready
+EOF
+check_output 'a failed registration stops the touches; a good one touches again' \
+	'notify false "no such version"; f=$(ls -d wtmp/k8shazgpu-draplugin.*)/ready; age "$f"; sleep 11; touched "$f"
+	 notify true; touched "$f"' <<'EOF'
+status 9
+untouched
+status 0
+touched
+EOF
+check_output 'the GetInfo of the wrapped plugin names its endpoint' \
+	"unit grpc-call -j $WRS $REG/GetInfo </dev/null | sed 1d | jq -r .endpoint" <<EOF
+$SCRATCH/$WDS
+EOF
+check_output 'TERM: exit 0, sockets removed, nothing of it left' \
+	'pg=$(cat wrap.pid); kill -TERM "$pg"; ended
+	 eventually 20 wrap_gone "$pg" && echo gone; ls -d wtmp/k8shazgpu-draplugin.* 2>/dev/null; test -e $WDS || test -e $WRS || echo "no sockets"
+	 curl -s "http://127.0.0.1:$hport/healthz" || echo refused' <<'EOF'
+exit 0
+gone
+no sockets
+refused
+EOF
+K8SHAZGPU_STATE_DIR=$SCRATCH/wstate wrapper
+check_output 'its probe ending stops the plugin: exit 1, sockets removed' \
+	'eventually 20 test -S $WRS && notify true >/dev/null && ls wstate
+	 pg=$(cat wrap.pid); kill "$(pgrep -s "$pg" -f "gpu-probe -i")"
+	 ended; eventually 20 wrap_gone "$pg" && echo gone
+	 test -e $WDS || test -e $WRS || echo "no sockets"; grep -v "^dra-plugin: serving\|^Terminated" wrap.err | sort' <<EOF
+ready
+exit 1
+gone
+no sockets
+dra-plugin: <stdin>: the gpu records ended; the device inventory is no longer current
+dra-plugin: stopped by signal 15; sockets removed
+k8shazgpu-draplugin: $NODE: gpu-probe ended (status 143); stopping the plugin
+EOF
+check_output 'bad options are refused with 2' \
+	'must_fail 2 k8shazgpu-draplugin -i 0 2>&1; must_fail 2 k8shazgpu-draplugin -H localhost:1 2>&1
+	 must_fail 2 k8shazgpu-draplugin -Z 2>err && tail -n 1 err' <<'EOF'
+k8shazgpu-draplugin: -i: not a number of seconds: 0
+k8shazgpu-draplugin: -H: not an IPv4 address and port: localhost:1
+usage: k8shazgpu-draplugin [-i seconds] [-N node] [-t topology] [-H addr:port] [-- dra-plugin-args...]
+EOF
+# dra-plugin -R itself: gpu records from a stream that ended are no
+# current inventory: registered, it is not ready.
+mkdir kend
+{ cat gpus.json; echo '{"kind":"flush"}'; } | dra-plugin -N "$NODE" -k kend -C cdie -R kend/ready serve >/dev/null 2>end.err &
+epid=$!
+ERS=kend/plugins_registry/gpu.canhazgpu.dev-reg.sock
+eventually 20 test -S $ERS && echo '{"registered":true}' | unit grpc-call -j $ERS $REG/NotifyRegistrationStatus | head -n 1 >end.out
+kill -TERM $epid
+wait $epid
+echo "exit $?" >>end.out
+check_output 'a stream of gpu records that ended: registered, never ready' \
+	"cat end.out; test -e kend/ready || echo 'no ready file'; grep 'gpu records ended' end.err" <<'EOF'
+status 0
+exit 0
+no ready file
+dra-plugin: <stdin>: the gpu records ended; the device inventory is no longer current
+EOF
 done_testing

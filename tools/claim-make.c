@@ -1,7 +1,7 @@
 /* claim-make: turn records into Kubernetes objects; with -a, apply them.
  *
  *   claim-make [-ax] [-m manager] [-d driver] [-N node]... [-n namespace]
- *              [--context name] [--kubeconfig file] [file...]
+ *              [-R file] [--context name] [--kubeconfig file] [file...]
  *
  * Input records, by kind:
  *   gpu   (gpu-probe(1)) are checked field by field (gobj_check: type,
@@ -41,6 +41,13 @@
  * are removed first (ap_release: op "unlabel", "unresource"); what other
  * writers set, under any prefix, is never touched.
  *
+ * -R file: the file's modification time is set to now (the file made,
+ * mode 0644, when missing) after each batch (up to a flush record, or
+ * to the end of input) in which no record was bad and no write failed,
+ * so that stat-serve(1) -d's /readyz tells a pipeline whose probe cycles
+ * are published from one that stalled or keeps failing. A batch that
+ * failed leaves it as it was.
+ *
  * $K8SHAZGPU_NOW (Unix seconds) fixes the agentaflow.gpu/last-update
  * stamp, for reproducible output. With -a a node that already carries
  * every label, annotation and resource is not written again (op
@@ -52,11 +59,14 @@
  * on); 2 usage; 75 the API server was unreachable or overloaded. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "apply.h"
 #include "err.h"
@@ -88,11 +98,14 @@ struct ctx {
 	struct kube *k;
 	struct applier *ap;
 	int status;
+
+	const char *ready; /* -R: touched after each batch without error */
+	int batch_bad;     /* a record or write of this batch failed */
 };
 
 static const char usage_text[] =
 	"usage: claim-make [-ax] [-m manager] [-d driver] [-N node]... [-n namespace]\n"
-	"                  [--context name] [--kubeconfig file] [file...]\n";
+	"                  [-R file] [--context name] [--kubeconfig file] [file...]\n";
 
 static const char help_text[] =
 	"Turn gpu records and Kubernetes objects into objects; -a applies them.\n"
@@ -103,6 +116,7 @@ static const char help_text[] =
 	"  -d driver       DRA driver name (default gpu.canhazgpu.dev)\n"
 	"  -N node         publish this node even if no record names it\n"
 	"  -n namespace    namespace for namespaced objects naming none\n"
+	"  -R file         touch file after each batch applied without error\n"
 	"  --context name  kubeconfig context\n"
 	"  --kubeconfig f  kubeconfig file\n"
 	"  -h, -V          this help; the version\n";
@@ -119,6 +133,7 @@ static void
 fail(struct ctx *c, const struct kube_error *e, const char *what)
 {
 	err_warn("%s: %s", what, e->msg);
+	c->batch_bad = 1;
 	if (kube_exit_status(e) == HAZ_TEMP || c->status == HAZ_TEMP)
 		c->status = HAZ_TEMP;
 	else
@@ -158,8 +173,27 @@ emit(struct ctx *c, const json_t *obj)
 
 static void publish(struct ctx *c, const char *node, const json_t *gpus);
 
-/* publish_batch publishes every node gathered, then starts a new batch
- * holding just the -N nodes. */
+/* touch_ready sets the -R file's modification time to now, making it
+ * (mode 0644) when missing; a failure is warned about and fails the run
+ * (status 1), the tool going on. */
+static void
+touch_ready(struct ctx *c)
+{
+	int fd = open(c->ready,
+		O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+
+	if (fd < 0 || futimens(fd, NULL) < 0) {
+		err_warn("-R %s:", c->ready);
+		if (c->status == HAZ_OK)
+			c->status = HAZ_FAIL;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* publish_batch publishes every node gathered, touches the -R file when
+ * nothing of the batch failed, then starts a new batch holding just the
+ * -N nodes. */
 static void
 publish_batch(struct ctx *c)
 {
@@ -169,6 +203,9 @@ publish_batch(struct ctx *c)
 	json_array_foreach(c->order, i, name)
 		publish(c, json_string_value(name),
 			json_object_get(c->nodes, json_string_value(name)));
+	if (c->ready && !c->batch_bad)
+		touch_ready(c);
+	c->batch_bad = 0;
 	json_object_clear(c->nodes);
 	json_object_clear(c->names);
 	json_array_clear(c->order);
@@ -273,9 +310,8 @@ take_gpu(struct ctx *c, struct nd_reader *r, json_t *rec)
 }
 
 static int
-on_record(struct nd_reader *r, json_t *rec, void *arg)
+on_record(struct ctx *c, struct nd_reader *r, json_t *rec)
 {
-	struct ctx *c = arg;
 	const json_t *k = json_object_get(rec, "kind");
 	const char *kind;
 	char val[64];
@@ -667,8 +703,8 @@ parse_args(struct ctx *c, int argc, char **argv)
 	size_t i;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "axm:d:N:n:hV", longopts, NULL)) !=
-		-1) {
+	while ((ch = getopt_long(argc, argv, "axm:d:N:n:R:hV", longopts,
+			NULL)) != -1) {
 		switch (ch) {
 		case 'a': c->apply = 1; break;
 		case 'x': c->extended = 1; break;
@@ -679,6 +715,7 @@ parse_args(struct ctx *c, int argc, char **argv)
 				json_string_nocheck(optarg));
 			break;
 		case 'n': c->namespace = optarg; break;
+		case 'R': c->ready = optarg; break;
 		case 'C': c->context = optarg; break;
 		case 'K': c->kubeconfig = optarg; break;
 		case 'h':
@@ -692,6 +729,36 @@ parse_args(struct ctx *c, int argc, char **argv)
 	check_args(c);
 	json_array_foreach(c->fixed, i, v)
 		note_node(c, json_string_value(v));
+}
+
+/* read_inputs hands every record of each file (stdin when none) to
+ * on_record; a bad record, or one on_record refuses, fails its batch.
+ * Returns HAZ_OK, or HAZ_FAIL when any record was bad. */
+static int
+read_inputs(struct ctx *c, int argc, char **argv)
+{
+	struct nd_reader r;
+	int status = HAZ_OK, i, got;
+	json_t *rec;
+
+	for (i = 0; i < (argc ? argc : 1); i++) {
+		if (nd_open(&r, argc ? argv[i] : "-", 0) < 0) {
+			status = HAZ_FAIL;
+			c->batch_bad = 1;
+			continue;
+		}
+		while ((got = nd_read(&r, &rec)) != 0) {
+			if (got < 0 || on_record(c, &r, rec) != 0) {
+				status = HAZ_FAIL;
+				c->batch_bad = 1;
+			}
+			json_decref(rec);
+		}
+		if (r.failed)
+			status = HAZ_FAIL;
+		nd_close(&r);
+	}
+	return status;
 }
 
 /* connect loads the kubeconfig and opens the client, for -a. */
@@ -722,7 +789,7 @@ main(int argc, char **argv)
 	c.heartbeat = env_seconds("K8SHAZGPU_HEARTBEAT", 300);
 	if (c.apply)
 		connect(&c);
-	st = nd_loop_files(argc - optind, argv + optind, 0, on_record, &c);
+	st = read_inputs(&c, argc - optind, argv + optind);
 	if (c.pending || !c.flushed)
 		publish_batch(&c);
 	if (st != HAZ_OK && c.status == HAZ_OK)

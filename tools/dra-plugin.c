@@ -20,8 +20,17 @@
  * they come: `gpu-probe -i 30 | dra-plugin serve`. Sockets are opened
  * once the first batch is read. What prepare and unprepare decide, and
  * the checkpoint <kubelet dir>/plugins/<driver>/checkpoint.json, are in
- * lib/dra.h; the CDI specs in lib/cdi.h. At start, and every -R seconds,
+ * lib/dra.h; the CDI specs in lib/cdi.h. At start, and every -E seconds,
  * checkpoint, API claims, ledger and CDI specs are reconciled.
+ *
+ * -R FILE (serving): readiness for stat-serve(1). The file is touched
+ * (made 0644 when missing, its time set to now) once the plugin has a
+ * device inventory and the kubelet reported it registered
+ * (NotifyRegistrationStatus registered=true), then every 10 s while the
+ * sockets listen and the inventory is current: a regular file of gpu
+ * records always is; a stream is until it ends (the probe feeding it is
+ * gone). A registration the kubelet reported failed stops the touches
+ * until one succeeds.
  *
  * Records written on stdout, one per line: each answer
  *   {"kind":"prepare"|"unprepare","claims":{...},"ms":...} (the JSON form
@@ -40,6 +49,7 @@
  * server or API server that cannot be reached fails the claims asked
  * meanwhile, not the plugin. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
@@ -64,9 +74,8 @@
 static const char usage_text[] =
 	"usage: dra-plugin [-d driver] [-N node] [-k dir] [-C dir] [-D dir] "
 	"[-r redis]\n"
-	"                  [-g file] [-L seconds] [-R seconds] "
-	"[--kubeconfig file]\n"
-	"                  [--context name] serve | -\n";
+	"                  [-g file] [-L seconds] [-E seconds] [-R file]\n"
+	"                  [--kubeconfig file] [--context name] serve | -\n";
 static const char help_text[] =
 	"The DRA kubelet plugin: prepares GPUs for pods (ledger holds, CDI "
 	"specs).\n\n"
@@ -85,7 +94,9 @@ static const char help_text[] =
 	"  -g file        gpu records (default: stdin when serving)\n"
 	"  -L seconds     wait for the ledger's lock at most this long "
 	"(default 15)\n"
-	"  -R seconds     reconcile every this often (default 600)\n"
+	"  -E seconds     reconcile every this often (default 600)\n"
+	"  -R file        serving: touched every 10 s while ready (registered,\n"
+	"                 the device inventory current)\n"
 	"  --kubeconfig f, --context name   the API server (default: "
 	"$KUBECONFIG,\n"
 	"                 ~/.kube/config, or the in-cluster service account)\n"
@@ -94,6 +105,7 @@ static const char help_text[] =
 static struct {
 	const char *driver, *node, *kdir, *cdi_dir, *devdir, *redis, *gpus;
 	const char *kubeconfig, *context;
+	const char *ready;
 	double lockwait, every;
 	int serve;
 } O = {
@@ -108,6 +120,15 @@ static struct {
 static struct dra D;
 static char *dra_sock, *reg_sock;
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+
+#define READY_EVERY 10 /* seconds between touches of the -R file */
+
+/* What readiness needs, set by the threads that learn it (__atomic). */
+static struct {
+	int inventory;  /* a batch of gpu records was read */
+	int stale;      /* the stream of gpu records ended */
+	int registered; /* the kubelet's last word: registered */
+} R;
 
 static void
 usage(void)
@@ -154,7 +175,7 @@ parse(int argc, char **argv)
 	static char host[HOST_NAME_MAX + 1];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:N:k:C:D:r:g:L:R:hV", longs,
+	while ((c = getopt_long(argc, argv, "d:N:k:C:D:r:g:L:E:R:hV", longs,
 			NULL)) != -1) {
 		switch (c) {
 		case 'd': O.driver = optarg; break;
@@ -165,7 +186,8 @@ parse(int argc, char **argv)
 		case 'r': O.redis = optarg; break;
 		case 'g': O.gpus = optarg; break;
 		case 'L': O.lockwait = seconds(c, optarg, 0); break;
-		case 'R': O.every = seconds(c, optarg, 1); break;
+		case 'E': O.every = seconds(c, optarg, 1); break;
+		case 'R': O.ready = optarg; break;
 		case 'c': O.context = optarg; break;
 		case 'K': O.kubeconfig = optarg; break;
 		case 'h':
@@ -199,6 +221,35 @@ parse(int argc, char **argv)
 		O.redis = getenv("K8SHAZGPU_REDIS");
 	if (O.redis && !*O.redis)
 		O.redis = NULL;
+}
+
+/* -------------------------------------------------------------- readiness */
+
+/* is_ready: inventory read and current, registration reported good. */
+static int
+is_ready(void)
+{
+	return __atomic_load_n(&R.inventory, __ATOMIC_SEQ_CST) &&
+		!__atomic_load_n(&R.stale, __ATOMIC_SEQ_CST) &&
+		__atomic_load_n(&R.registered, __ATOMIC_SEQ_CST);
+}
+
+/* touch_ready sets the -R file's time to now (made 0644 when missing)
+ * when there is one and the plugin is ready; a failure is warned about,
+ * the plugin serving on. Safe from any thread. */
+static void
+touch_ready(void)
+{
+	int fd;
+
+	if (!O.ready || !is_ready())
+		return;
+	fd = open(O.ready,
+		O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	if (fd < 0 || futimens(fd, NULL) < 0)
+		err_warn("-R %s:", O.ready);
+	if (fd >= 0)
+		close(fd);
 }
 
 /* ------------------------------------------------------------ gpu records */
@@ -240,6 +291,16 @@ read_batch(struct nd_reader *r, json_t **batch)
 	return 0;
 }
 
+/* regular_input says whether the gpu records come from a regular file,
+ * whose end is the whole inventory, not a probe gone. */
+static int
+regular_input(const struct nd_reader *r)
+{
+	struct stat st;
+
+	return fstat(r->fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* follow keeps the device table current from the rest of the input;
  * at its end the last table stays. */
 static void *
@@ -251,10 +312,19 @@ follow(void *arg)
 
 	do {
 		more = read_batch(r, &batch);
-		if (json_array_size(batch) > 0 || more)
+		if (json_array_size(batch) > 0 || more) {
 			dra_set_gpus(&D, batch);
+			__atomic_store_n(&R.inventory, 1, __ATOMIC_SEQ_CST);
+		}
 		json_decref(batch);
 	} while (more);
+	if (!regular_input(r)) {
+		__atomic_store_n(&R.stale, 1, __ATOMIC_SEQ_CST);
+		if (O.ready)
+			err_warn("%s: the gpu records ended; the device "
+				 "inventory is no longer current",
+				r->name);
+	}
 	nd_close(r);
 	return NULL;
 }
@@ -335,9 +405,12 @@ on_registration(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
 		*msg = estrdup("RegistrationStatus: not a valid message");
 		return 3;
 	}
+	__atomic_store_n(&R.registered, registered != 0, __ATOMIC_SEQ_CST);
 	if (!registered)
 		err_warn("the kubelet did not register driver %s: %s", O.driver,
 			error && *error ? error : "no reason given");
+	else
+		touch_ready();
 	emit(json_pack("{s:s, s:b, s:s}", "kind", "registration", "registered",
 		registered, "error", error ? error : ""));
 	free(error);
@@ -428,12 +501,22 @@ records(void)
 	return rc;
 }
 
+static double
+mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* serve registers and serves until SIGTERM or SIGINT. */
 static int
 serve(struct nd_reader *gr)
 {
 	struct gs_server *dra_srv, *reg_srv;
-	struct timespec every = {(time_t)O.every, 0};
+	struct timespec wait;
+	double next_reconcile, left;
 	pthread_t reader;
 	sigset_t set;
 	char why[512], *dir, *kdir;
@@ -467,12 +550,23 @@ serve(struct nd_reader *gr)
 	err_warn("serving driver %s for node %s on %s", O.driver, O.node,
 		dra_sock);
 
+	/* a reconcile every -E seconds, the ready file every READY_EVERY */
+	next_reconcile = mono() + O.every;
 	for (;;) {
-		sig = sigtimedwait(&set, NULL, &every);
+		left = next_reconcile - mono();
+		left = left < 0 ? 0 : left < READY_EVERY ? left : READY_EVERY;
+		wait.tv_sec = (time_t)left;
+		wait.tv_nsec = (long)((left - (double)wait.tv_sec) * 1e9);
+		sig = sigtimedwait(&set, NULL, &wait);
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
-		if (sig < 0 && errno == EAGAIN)
+		if (sig >= 0 || errno != EAGAIN)
+			continue;
+		if (mono() >= next_reconcile) {
 			emit(dra_reconcile(&D));
+			next_reconcile = mono() + O.every;
+		}
+		touch_ready();
 	}
 	/* the registration socket first: the kubelet sees the plugin go */
 	gs_stop(reg_srv);
@@ -534,8 +628,11 @@ main(int argc, char **argv)
 	if (nd_open(&gr, O.gpus, 0) < 0)
 		return nd_finish(HAZ_FAIL);
 	if (O.serve) {
-		read_batch(&gr, &batch); /* the first, before registering */
+		/* the first, before registering */
+		more = read_batch(&gr, &batch);
 		dra_set_gpus(&D, batch);
+		if (more || json_array_size(batch) > 0)
+			R.inventory = 1;
 		json_decref(batch);
 		emit(dra_reconcile(&D));
 		status = serve(&gr);

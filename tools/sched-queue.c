@@ -45,9 +45,16 @@
  * most once a second after a change), counters.json (kept across
  * restarts), ready (touched every 20 s once synced) and round-robin.
  *
+ * A GPUWorkload resource the API server does not serve (the CRD not
+ * installed; $K8SHAZGPU_WORKLOAD_RESOURCE names another resource, for
+ * tests) is said once, naming it, and looked up again with backoff (30 s
+ * at most), discovery fetched anew each time: the controller comes up by
+ * itself once the CRD is applied. Nothing is watched, placed or touched
+ * ready meanwhile.
+ *
  * Exit: runs until TERM or INT (0). With -1: one pass after the lists,
- * then 0, 1 when a write failed, 75 when the API server could not be
- * reached. 2 on bad usage. */
+ * then 0, 1 when a write failed or the GPUWorkload resource is not
+ * served, 75 when the API server could not be reached. 2 on bad usage. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -91,6 +98,10 @@ static const char *const feed_name[F_N] = {"gpuworkloads", "nodes", "jobs",
 #define READY_EVERY 20.0
 #define METRICS_EVERY 1.0
 #define ORPHAN_AFTER 120.0 /* s a hold waits for a Job it wrote */
+#define WORKLOADS "gpuworkloads.canhazgpu.dev"
+#define NOT_SERVED                                                             \
+	"the resource is not served (is the CRD installed? kubectl apply -k "  \
+	"manifests/)"
 
 /* ---- options ---- */
 
@@ -2360,6 +2371,8 @@ start_feed(int i, const char *resource, const char *ns, const char *label,
 	struct kube_error e;
 	struct watch_opts o = {0};
 	double backoff = 0.5;
+	struct kube *fresh;
+	int missing = 0;
 
 	f->i = i;
 	f->digests = hm_new(free);
@@ -2367,12 +2380,26 @@ start_feed(int i, const char *resource, const char *ns, const char *label,
 		exit(HAZ_FAIL);
 	f->k = kube_new(&f->kc);
 	while (kube_resolve(f->k, resource, &r, &e) < 0) {
+		if (opt.once && e.kind == KUBE_ENORES)
+			err_die(HAZ_FAIL, "%s: " NOT_SERVED, resource);
 		if (opt.once)
 			err_die(kube_exit_status(&e), "%s", e.msg);
-		err_warn("%s; trying again in %.0f s", e.msg, backoff);
+		if (e.kind != KUBE_ENORES)
+			err_warn("%s; trying again in %.0f s", e.msg, backoff);
+		else if (!missing++)
+			err_warn("%s: " NOT_SERVED "; trying again until it is",
+				resource);
 		sleep((unsigned)backoff);
 		backoff = backoff * 2 > 30 ? 30 : backoff < 1 ? 1 : backoff * 2;
+		if (e.kind == KUBE_ENORES) {
+			/* the client keeps the discovery it fetched */
+			fresh = kube_new(&f->kc);
+			kube_free(f->k);
+			f->k = fresh;
+		}
 	}
+	if (missing)
+		err_warn("%s: served now", resource);
 	f->path = kube_path(&r, r.namespaced ? ns : NULL, NULL);
 	kube_resource_free(&r);
 	o.path = f->path;
@@ -2537,6 +2564,7 @@ main(int argc, char **argv)
 	struct ev *list, *e;
 	double next, ready_at = 0, now;
 	char *cm_field, *rr = NULL;
+	const char *wl_resource = getenv("K8SHAZGPU_WORKLOAD_RESOURCE");
 	int passed = 0;
 
 	err_init(argv[0]);
@@ -2564,7 +2592,9 @@ main(int argc, char **argv)
 	load_rr();
 
 	start_writers();
-	start_feed(F_WL, "gpuworkloads.canhazgpu.dev", opt.ns, NULL, NULL);
+	if (!wl_resource || !*wl_resource)
+		wl_resource = WORKLOADS;
+	start_feed(F_WL, wl_resource, opt.ns, NULL, NULL);
 	start_feed(F_NODE, "nodes", NULL, NULL, NULL);
 	start_feed(F_JOB, "jobs.batch", opt.ns, "canhazgpu.dev/workload", NULL);
 	cm_field = easprintf("metadata.name=%s", opt.cm_name);
