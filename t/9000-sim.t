@@ -48,7 +48,7 @@ check_output 'status: every component running' \
 {
 	printf '%s\n' "KUBECONFIG=$K8SHAZGPU_SIM_DIR/kubeconfig" "ETCD_ENDPOINT=http://127.0.0.1:$ETCD_PORT" \
 		"K8SHAZGPU_SIM_DIR=$K8SHAZGPU_SIM_DIR"
-	[ -z "$REAL" ] || echo "K8SHAZGPU_REDIS=$K8SHAZGPU_SIM_DIR/redis.sock"
+	[ -z "$REAL" ] || echo "K8SHAZGPU_REDIS=$K8SHAZGPU_SIM_DIR/redis/redis.sock"
 } >env.expect
 check_output 'env: KUBECONFIG first, then the etcd endpoint, the state directory, the real node'"'"'s ledger' \
 	'k8shazgpu-sim env' <env.expect

@@ -99,9 +99,9 @@ fi
 
 check_output 'env names the ledger socket; the ledger holds the node'"'"'s 4 GPUs' \
 	'k8shazgpu-sim env | grep ^K8SHAZGPU_REDIS= &&
-	 redis-cli -s "$D/redis.sock" get canhazgpu:gpu_count &&
-	 redis-cli -s "$D/redis.sock" config get port | tail -n 1' <<EOF
-K8SHAZGPU_REDIS=$D/redis.sock
+	 redis-cli -s "$D/redis/redis.sock" get canhazgpu:gpu_count &&
+	 redis-cli -s "$D/redis/redis.sock" config get port | tail -n 1' <<EOF
+K8SHAZGPU_REDIS=$D/redis/redis.sock
 4
 0
 EOF

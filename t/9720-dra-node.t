@@ -12,11 +12,11 @@
 . "$(dirname "$0")/lib.sh"
 need_cluster
 D=$K8SHAZGPU_SIM_DIR
-[ -S "$D/redis.sock" ] && [ -f "$D/kubelet.pid" ] || skip_all 'the shared cluster has no real node (k8shazgpu-sim up --no-node, or not root)'
+[ -S "$D/redis/redis.sock" ] && [ -f "$D/kubelet.pid" ] || skip_all 'the shared cluster has no real node (k8shazgpu-sim up --no-node, or not root)'
 NS=t9720
 HOST=$(hostname)
 k() { k8shazgpu-sim kubectl "$@"; }
-ledger() { gpu-reserve -a "$D/redis.sock" status | jq -r '[.gpu, .state, .user // "-", .type // "-"] | map(tostring) | join(" ")'; }
+ledger() { gpu-reserve -a "$D/redis/redis.sock" status | jq -r '[.gpu, .state, .user // "-", .type // "-"] | map(tostring) | join(" ")'; }
 not_held() { ! ledger | grep -q " k8s:$NS/$1 "; }
 no_k8s_holds() { ! ledger | grep -q ' k8s$'; }
 # event_says POD TEXT: the kubelet reported a failed prepare of POD
@@ -131,12 +131,12 @@ ContainerCreating
 EOF
 # A host user takes the GPU the scheduler gave (the agent, stopped, has
 # not held it yet), then the plugin comes back.
-gpu-reserve -a "$D/redis.sock" reserve -b -G "${LATE#gpu-}" -u alice -d 1h >/dev/null
+gpu-reserve -a "$D/redis/redis.sock" reserve -b -G "${LATE#gpu-}" -u alice -d 1h >/dev/null
 k8shazgpu-sim start plugin >/dev/null
 check "the kubelet's next prepare is refused: an event names the holder" \
 	'eventually 150 event_says late "GPU ${LATE#gpu-} is held by alice (manual reservation since"'
 check 'the pod stays in ContainerCreating' "k get pod -n $NS late -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}' | grep -x ContainerCreating"
-gpu-reserve -a "$D/redis.sock" release -u alice >/dev/null
+gpu-reserve -a "$D/redis/redis.sock" release -u alice >/dev/null
 check 'alice releases it: the pod starts' 'eventually 150 phase late Running'
 check_output 'with its one GPU' "eventually 30 printed late; k logs -n $NS late" <<EOF
 $(want "$LATE")
