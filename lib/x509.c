@@ -389,18 +389,15 @@ new_cert(EVP_PKEY *key, const char *cn, time_t nb, time_t na)
 	return x;
 }
 
-/* pem_cert and pem_key return the PEM text of a certificate or a
- * private key as a malloc'd string, or NULL; the key goes through a
- * BIO of secure memory, wiped when freed. */
+/* bio_text returns what was written into the memory BIO b as a malloc'd
+ * string, or NULL when ok is 0 or b holds nothing; b is freed. */
 static char *
-pem_cert(X509 *x)
+bio_text(BIO *b, int ok)
 {
-	BIO *b = BIO_new(BIO_s_mem());
 	char *p = NULL, *data;
 	long n;
 
-	if (b && PEM_write_bio_X509(b, x) &&
-		(n = BIO_get_mem_data(b, &data)) > 0) {
+	if (b && ok && (n = BIO_get_mem_data(b, &data)) > 0) {
 		p = emalloc((size_t)n + 1);
 		memcpy(p, data, (size_t)n);
 		p[n] = '\0';
@@ -409,21 +406,24 @@ pem_cert(X509 *x)
 	return p;
 }
 
+/* pem_cert and pem_key return the PEM text of a certificate or a
+ * private key as a malloc'd string, or NULL; the key goes through a
+ * BIO of secure memory, wiped when freed. */
+static char *
+pem_cert(X509 *x)
+{
+	BIO *b = BIO_new(BIO_s_mem());
+
+	return bio_text(b, b && PEM_write_bio_X509(b, x));
+}
+
 static char *
 pem_key(EVP_PKEY *k)
 {
 	BIO *b = BIO_new(BIO_s_secmem());
-	char *p = NULL, *data;
-	long n;
 
-	if (b && PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL) &&
-		(n = BIO_get_mem_data(b, &data)) > 0) {
-		p = emalloc((size_t)n + 1);
-		memcpy(p, data, (size_t)n);
-		p[n] = '\0';
-	}
-	BIO_free(b);
-	return p;
+	return bio_text(b,
+		b && PEM_write_bio_PrivateKey(b, k, NULL, NULL, 0, NULL, NULL));
 }
 
 int

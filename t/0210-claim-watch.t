@@ -99,21 +99,7 @@ EOF
 
 # ---- unreachable -------------------------------------------------------
 
-cat >unreachable.yaml <<'EOF'
-apiVersion: v1
-kind: Config
-current-context: dead
-contexts:
-- name: dead
-  context: {cluster: dead, user: nobody}
-clusters:
-- name: dead
-  cluster:
-    server: https://127.0.0.1:1
-users:
-- name: nobody
-  user: {token: not-a-real-token}
-EOF
+cp "$FIXTURES/unreachable.kubeconfig" unreachable.yaml
 check_output 'an unreachable server exits 75 at once, naming the URL' \
 	'start=$(date +%s)
 	 must_fail 75 claim-watch --kubeconfig unreachable.yaml pods 2>err

@@ -44,21 +44,7 @@ status 1
 touched
 EOF
 
-cat >unreachable.yaml <<'EOF'
-apiVersion: v1
-kind: Config
-current-context: dead
-contexts:
-- name: dead
-  context: {cluster: dead, user: nobody}
-clusters:
-- name: dead
-  cluster:
-    server: https://127.0.0.1:1
-users:
-- name: nobody
-  user: {token: not-a-real-token}
-EOF
+cp "$FIXTURES/unreachable.kubeconfig" unreachable.yaml
 check_output 'a write that failed (API server unreachable) leaves it as it was' \
 	'age; must_fail 75 claim-make -a --kubeconfig unreachable.yaml -R ready "$F/small.ndjson" >/dev/null 2>&1; touched' <<'EOF'
 untouched

@@ -55,21 +55,7 @@ check_output 'no operands' 'refused extra' <<'EOF'
 usage: sched-queue [-1v] [-S strategy] [-n namespace] [-m ns/name] [-T tolerations]
 EOF
 
-cat >unreachable.yaml <<'EOF'
-apiVersion: v1
-kind: Config
-current-context: dead
-contexts:
-- name: dead
-  context: {cluster: dead, user: nobody}
-clusters:
-- name: dead
-  cluster:
-    server: https://127.0.0.1:1
-users:
-- name: nobody
-  user: {token: not-a-real-token}
-EOF
+cp "$FIXTURES/unreachable.kubeconfig" unreachable.yaml
 check_output 'an unreachable API server ends a one-pass run with 75, naming the URL' \
 	'must_fail 75 sched-queue -1 --kubeconfig unreachable.yaml -d . 2>err
 	 sed "s/after [0-9]* ms/after N ms/" err' <<'EOF'
