@@ -39,7 +39,9 @@ agent h100
 agent l4
 nodes 4
 EOF
-	[ -z "$REAL" ] || printf '%s\n' "redis running" "containerd running" "kubelet running" "node-agent running" \
+	[ -z "$REAL" ] || printf '%s\n' "redis running" \
+		"registry $(command -v docker-registry >/dev/null && echo running || echo absent)" \
+		"containerd running" "kubelet running" "node-agent running" \
 		"plugin $(command -v dra-plugin >/dev/null && echo running || echo absent)"
 } >status.expect
 check_output 'status: every component running' \
