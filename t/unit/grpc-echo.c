@@ -16,6 +16,11 @@
  *	                  sleeps that long, answers the request
  *	/test.Echo/Fail   status 9 with a message of spaces, '%', a newline
  *	                  and non-ASCII
+ *	/test.Echo/Big    request: ASCII N; answers N bytes of 'a'
+ *	/runtime.v1.RuntimeService/Version  as CRI-O 1.34.0 would answer
+ *	/runtime.v1.ImageService/PullImage  fails with status 2 and the ref
+ *	                  as its message (then " as USER" with credentials),
+ *	                  to make a runtime's failures up
  *	/k8s.io.kubelet.pkg.apis.dra.{v1,v1beta1}.DRAPlugin/NodePrepareResources
  *	                  for each claim one device "dev-NAME" in pool "pool"
  *	                  for request "req", CDI ID "k8s.canhazgpu.dev/gpu=UID";
@@ -29,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cri.pb-c.h"
 #include "drapb.h"
 #include "err.h"
 #include "grpc.h"
@@ -76,6 +82,64 @@ fail(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
 	(void)arg, (void)req, (void)len, (void)resp, (void)resp_len;
 	*msg = estrdup("GPU 3 held: 100% by “alice”\nsee ledger");
 	return GS_FAILED_PRECONDITION;
+}
+
+static int
+big(void *arg, const uint8_t *req, size_t len, uint8_t **resp, size_t *resp_len,
+	char **msg)
+{
+	char buf[16];
+
+	(void)arg;
+	if (len == 0 || len >= sizeof buf) {
+		*msg = estrdup("want a size");
+		return GS_INVALID_ARGUMENT;
+	}
+	memcpy(buf, req, len);
+	buf[len] = '\0';
+	*resp_len = strtoul(buf, NULL, 10);
+	*resp = *resp_len ? emalloc(*resp_len) : NULL;
+	if (*resp_len)
+		memset(*resp, 'a', *resp_len);
+	return 0;
+}
+
+static int
+fake_version(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
+	size_t *resp_len, char **msg)
+{
+	Runtime__V1__VersionResponse v = RUNTIME__V1__VERSION_RESPONSE__INIT;
+
+	(void)arg, (void)req, (void)len, (void)msg;
+	v.version = "0.1.0";
+	v.runtime_name = "cri-o";
+	v.runtime_version = "1.34.0";
+	v.runtime_api_version = "v1";
+	*resp_len = runtime__v1__version_response__get_packed_size(&v);
+	*resp = emalloc(*resp_len);
+	runtime__v1__version_response__pack(&v, *resp);
+	return 0;
+}
+
+static int
+fake_pull(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
+	size_t *resp_len, char **msg)
+{
+	Runtime__V1__PullImageRequest *r;
+
+	(void)arg, (void)resp, (void)resp_len;
+	r = runtime__v1__pull_image_request__unpack(NULL, len, req);
+	if (!r || !r->image) {
+		if (r)
+			runtime__v1__pull_image_request__free_unpacked(r, NULL);
+		*msg = estrdup("not a PullImageRequest");
+		return GS_INVALID_ARGUMENT;
+	}
+	*msg = r->auth
+		? easprintf("%s as %s", r->image->image, r->auth->username)
+		: estrdup(r->image->image);
+	runtime__v1__pull_image_request__free_unpacked(r, NULL);
+	return GS_UNKNOWN;
 }
 
 static int
@@ -193,6 +257,9 @@ main(int argc, char **argv)
 		{"/test.Echo/Echo", echo, NULL},
 		{"/test.Echo/Slow", slow, NULL},
 		{"/test.Echo/Fail", fail, NULL},
+		{"/test.Echo/Big", big, NULL},
+		{"/runtime.v1.RuntimeService/Version", fake_version, NULL},
+		{"/runtime.v1.ImageService/PullImage", fake_pull, NULL},
 		{DRA1 "NodePrepareResources", prepare, NULL},
 		{DRA1 "NodeUnprepareResources", unprepare, NULL},
 		{DRA1B1 "NodePrepareResources", prepare, NULL},
