@@ -44,6 +44,7 @@ webhook-patch_PKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
 sched-pick_PKGS = jansson
 sched-queue_PKGS = jansson libcurl yaml-0.1 zlib
 dra-plugin_PKGS = jansson libcurl yaml-0.1 hiredis libnghttp2 libprotobuf-c zlib
+cache-sync_PKGS = jansson libcurl libgit2 libnghttp2 libprotobuf-c zlib
 
 # t/unit/NAME.c are test drivers for lib/ functions; never installed.
 UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
@@ -51,7 +52,7 @@ UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:lib/%.c=$(B)/lib/%.o)
 ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib hiredis libnghttp2 \
-	libprotobuf-c
+	libprotobuf-c libgit2
 
 # proto/NAME.proto: the kubelet's gRPC messages, compiled by protoc-c into
 # $(B)/gen/NAME.pb-c.[ch] (never checked in, never formatted); their
@@ -126,7 +127,7 @@ $(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h
 # Whatever includes a generated header waits for it; lib/drapb.c is
 # rebuilt when a .proto changes.
 $(LIBOBJ) $(TOOLS:%=$(B)/tools/%.o) $(UNITS:%=$(B)/unit/%): | $(GENHDR)
-$(B)/lib/drapb.o: $(GENHDR)
+$(B)/lib/drapb.o $(B)/lib/cri.o: $(GENHDR)
 
 $(B)/tools/%.o: tools/%.c lib/*.h
 	@mkdir -p $(@D)
@@ -191,6 +192,7 @@ install: all
 	install -d $(DESTDIR)$(LIBEXECDIR)
 	install -m 755 scripts/sim-build scripts/sim-node scripts/sim-install \
 		scripts/node-build scripts/oci-image $(DESTDIR)$(LIBEXECDIR)
+	install -m 644 scripts/cli-lib.sh $(DESTDIR)$(LIBEXECDIR)
 	for m in man/*.[178]; do \
 		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	cp -R manifests overlays $(DESTDIR)$(DATADIR)/
