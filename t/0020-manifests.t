@@ -19,28 +19,29 @@ if [ -x "$kubectl" ]; then
 5 ClusterRoleBinding
 1 ConfigMap
 1 CronJob
-1 CustomResourceDefinition
+3 CustomResourceDefinition
 2 DaemonSet
 2 Deployment
 2 DeviceClass
 1 Job
 1 MutatingWebhookConfiguration
 1 Namespace
-2 Role
-2 RoleBinding
+3 Role
+3 RoleBinding
 2 Service
 5 ServiceAccount
-2 ValidatingAdmissionPolicy
-2 ValidatingAdmissionPolicyBinding
+3 ValidatingAdmissionPolicy
+3 ValidatingAdmissionPolicyBinding
 X
 	# every container of ours: its image, user, and what it may do
 	PODS='select(.spec.template.spec or .spec.jobTemplate) | (.spec.jobTemplate.spec.template.spec // .spec.template.spec) as $p
 		| $p.containers[] | . as $c'
 	V=$(sed -n 's/^VERSION = //p' "$TOP/Makefile")
-	check_output 'each container: our image of this version, non-root unless the DRA plugin, nothing privileged' \
+	check_output 'each container: our image of this version, non-root unless the DRA plugin or the node cache, nothing privileged' \
 		"jq -r '$PODS | [.name, .image, (.securityContext.runAsUser | tostring), (.securityContext.privileged // false | tostring),
 			(.securityContext.allowPrivilegeEscalation | tostring), (.securityContext.readOnlyRootFilesystem | tostring),
 			(.securityContext.capabilities.drop | tostring)] | join(\" \")' all.json | sort" <<X
+cache k8shazgpu/nodeagent:$V 0 false false true ["ALL"]
 certs k8shazgpu/webhook:$V 65534 false false true ["ALL"]
 certs k8shazgpu/webhook:$V 65534 false false true ["ALL"]
 controller k8shazgpu/controller:$V 65534 false false true ["ALL"]
@@ -48,14 +49,43 @@ draplugin k8shazgpu/draplugin:$V 0 false false true ["ALL"]
 nodeagent k8shazgpu/nodeagent:$V 65534 false false true ["ALL"]
 webhook k8shazgpu/webhook:$V 65534 false false true ["ALL"]
 X
-	check_output 'each long-running container: /healthz and /readyz probes, requests and a memory limit' \
+	check_output 'each long-running container: /healthz and /readyz probes (none for the node cache), requests and a memory limit' \
 		"jq -r 'select(.kind == \"DaemonSet\" or .kind == \"Deployment\") | .spec.template.spec.containers[]
-			| [.name, .livenessProbe.httpGet.path, .readinessProbe.httpGet.path, (.resources.requests | keys | join(\",\")),
+			| [.name, .livenessProbe.httpGet.path // \"-\", .readinessProbe.httpGet.path // \"-\", (.resources.requests | keys | join(\",\")),
 			   (.resources.limits | keys | join(\",\"))] | join(\" \")' all.json | sort" <<'X'
+cache - - cpu,memory memory
 controller /healthz /readyz cpu,memory memory
 draplugin /healthz /readyz cpu,memory memory
 nodeagent /healthz /readyz cpu,memory memory
 webhook /healthz /readyz cpu,memory memory
+X
+	check_output 'the node cache container: the cache and the runtime socket at their node paths, the cache directory, HF_TOKEN optional' \
+		"jq -c 'select(.kind == \"DaemonSet\" and .metadata.name == \"canhazgpu-nodeagent\") | .spec.template.spec as \$p
+			| \$p.containers[] | select(.name == \"cache\") | .command,
+			  (.volumeMounts[] | . as \$m | \$p.volumes[] | select(.name == \$m.name) | [\$m.mountPath, .hostPath.path // \"emptyDir\", .hostPath.type // .emptyDir.medium]),
+			  (.env[] | [.name, .value // .valueFrom])' all.json" <<'X'
+["k8shazgpu-nodeagent-cache","-i","30"]
+["/var/lib/canhazgpu-cache","/var/lib/canhazgpu-cache","DirectoryOrCreate"]
+["/run/containerd/containerd.sock","/run/containerd/containerd.sock","Socket"]
+["/tmp","emptyDir","Memory"]
+["NODE_NAME",{"fieldRef":{"fieldPath":"spec.nodeName"}}]
+["K8SHAZGPU_CACHE_DIR","/var/lib/canhazgpu-cache"]
+["HF_TOKEN",{"secretKeyRef":{"key":"token","name":"hf-token","optional":true}}]
+X
+	check_output 'the node agent'\''s rights on the cache: the plan read, its status written, Secrets got by name in its namespace only' \
+		"jq -c 'select((.kind == \"ClusterRole\" or .kind == \"Role\") and (.metadata.name | startswith(\"canhazgpu-nodeagent\")))
+			| .kind as \$k | .metadata.namespace as \$ns | .rules[]
+			| select(.apiGroups == [\"canhazgpu.dev\"] and (.resources[0] | startswith(\"gpuworkloads\") | not) or .resources == [\"secrets\"])
+			| [\$k, \$ns, .resources, .verbs]' all.json | sort" <<'X'
+["ClusterRole",null,["cacheplans"],["get","list","watch"]]
+["ClusterRole",null,["nodecachestatuses","nodecachestatuses/status"],["get","create","update","patch"]]
+["Role","canhazgpu-system",["secrets"],["get"]]
+X
+	check_output 'the policies: the node agent writes its own node, slices and NodeCacheStatus only' \
+		"jq -r 'select(.kind == \"ValidatingAdmissionPolicy\" and (.metadata.name | startswith(\"canhazgpu-nodeagent\")))
+			| [.metadata.name, (.spec.matchConstraints.resourceRules[] | .resources | join(\",\"))] | join(\" \")' all.json | sort" <<'X'
+canhazgpu-nodeagent-own-cache-status nodecachestatuses,nodecachestatuses/*
+canhazgpu-nodeagent-own-node nodes,nodes/* resourceslices
 X
 	check 'the webhook configuration names no caBundle: the certificate Job writes it, apply -k keeps it' \
 		"jq -e 'select(.kind == \"MutatingWebhookConfiguration\") | all(.webhooks[]; .clientConfig | has(\"caBundle\") | not)' all.json >/dev/null"

@@ -2,7 +2,7 @@
 # scripts/image-build and scripts/oci-push: the four component images,
 # their exact file lists, configs and labels, the same digests from two
 # builds, one base layer shared by all, each image really running (its
-# layers unpacked, chroot), under 20 MiB unpacked; pushed to a real
+# layers unpacked, chroot), under 20 MiB unpacked (25 the node agent's); pushed to a real
 # registry (Debian's docker-registry on loopback), again with every blob
 # skipped, and the failures: nothing listening, a registry refusing.
 . "$(dirname "$0")/lib.sh"
@@ -135,9 +135,11 @@ root:x:0:
 nogroup:x:65534:
 EOF
 
-check_output 'each image is under 20 MiB unpacked' \
-	'awk "{ print \$1, (\$4 < 20 ? \"under 20 MiB\" : \"over 20 MiB: \" \$4) }" one.out' <<EOF
-k8shazgpu/nodeagent:$version under 20 MiB
+# the node agent's image carries the cache's cache-sync and libgit2 with
+# the libraries it loads (mbedtls, libssh2, krb5, pcre2): 25 MiB for it
+check_output 'each image is under its bound unpacked: 25 MiB for the node agent, 20 for the others' \
+	'awk "{ m = \$1 ~ /nodeagent/ ? 25 : 20; print \$1, (\$4 < m ? \"under \" m \" MiB\" : \"over \" m \" MiB: \" \$4) }" one.out' <<EOF
+k8shazgpu/nodeagent:$version under 25 MiB
 k8shazgpu/draplugin:$version under 20 MiB
 k8shazgpu/controller:$version under 20 MiB
 k8shazgpu/webhook:$version under 20 MiB

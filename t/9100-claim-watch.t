@@ -145,6 +145,12 @@ check_output '-s: the list, one SYNCED line, then the watch (quiet here)' \
 ["ADDED","cap-c","1"]
 ["SYNCED",null,null]
 EOF
+check_output '-g: one object by name, as ADDED; a name with none prints nothing' \
+	"claim-watch -g cap-a -n $NS configmaps | brief; claim-watch -g nope -n $NS configmaps; echo rc=\$?" <<'EOF'
+["ADDED","cap-a","2"]
+rc=0
+EOF
+check '-g with a selector is a usage error' 'must_fail 2 claim-watch -g cap-a -l x=y configmaps 2>/dev/null'
 check 'the capture of kubectl get --raw replays to the same events, object for object' \
 	'claim-watch -R cap.raw >replayed.out 2>replayed.err && ! test -s replayed.err &&
 	 jq -S -c . cap.out >live.sorted && jq -S -c . replayed.out >replayed.sorted &&

@@ -4,12 +4,13 @@
 # Every ServiceAccount of manifests/ (node agent, DRA plugin, controller,
 # webhook, and the webhook's certificate Job) is asked, by one
 # SubjectAccessReview each, what it must be able to do (exactly what its
-# tools call) and a list of what it must not: Secrets, `*`, pods,
-# (cluster)rolebindings, escalate/bind/impersonate, tokens, webhook
-# configurations but its own. Then manifests/nodeagent/policy.yaml, with
-# real tokens of the node agent bound to pods on two KWOK nodes, written
-# with curl as the agent writes: its own node and slices yes, another
-# node's (or a token bound to no node) 403 with the policy's message; the
+# tools call) and a list of what it must not: Secrets (but the node agent's
+# get by name in its namespace), `*`, pods, (cluster)rolebindings,
+# escalate/bind/impersonate, tokens, webhook configurations but its own.
+# Then manifests/nodeagent/policy.yaml, with real tokens of the node agent
+# bound to pods on two KWOK nodes, written with curl as the agent writes:
+# its own node, slices and NodeCacheStatus yes, another node's (or a token
+# bound to no node) 403 with the policy's message; the
 # tools (claim-watch, sched-queue -1) reading what they read with tokens of
 # their ServiceAccounts; and the certificate Job's Secret policy of
 # certs-rbac.yaml with a token of its own.
@@ -18,7 +19,7 @@
 need_cluster
 k() { k8shazgpu-sim kubectl "$@"; }
 SYS=canhazgpu-system
-FILES="namespace.yaml crds/gpuworkloads.yaml nodeagent/rbac.yaml draplugin/rbac.yaml controller/rbac.yaml
+FILES="namespace.yaml crds/gpuworkloads.yaml crds/cacheplans.yaml crds/nodecachestatuses.yaml nodeagent/rbac.yaml draplugin/rbac.yaml controller/rbac.yaml
 webhook/rbac.yaml webhook/certs-rbac.yaml nodeagent/policy.yaml"
 
 # --- apply, remembering what was there already
@@ -31,6 +32,7 @@ done
 # created: "FILE KIND/NAME" of each object this test made, in apply order
 cleanup() {
 	k delete resourceslice -l t9800.canhazgpu.dev/test --ignore-not-found >/dev/null 2>&1
+	k delete nodecachestatuses.canhazgpu.dev -l t9800.canhazgpu.dev/test --ignore-not-found >/dev/null 2>&1
 	for n in $NODES; do
 		k label node "$n" t9800.canhazgpu.dev/agent- >/dev/null 2>&1
 		k patch node "$n" --subresource=status --type=merge \
@@ -75,6 +77,25 @@ canhazgpu-nodeagent get resourceclaims.resource.k8s.io default c no
 canhazgpu-nodeagent update resourceclaims.resource.k8s.io/status default c no
 canhazgpu-nodeagent patch gpuworkloads.canhazgpu.dev/status default w no
 canhazgpu-nodeagent delete events default e no
+canhazgpu-nodeagent get cacheplans.canhazgpu.dev - default yes
+canhazgpu-nodeagent list cacheplans.canhazgpu.dev - - yes
+canhazgpu-nodeagent watch cacheplans.canhazgpu.dev - - yes
+canhazgpu-nodeagent patch cacheplans.canhazgpu.dev - default no
+canhazgpu-nodeagent update cacheplans.canhazgpu.dev/status - default no
+canhazgpu-nodeagent get nodecachestatuses.canhazgpu.dev - small yes
+canhazgpu-nodeagent create nodecachestatuses.canhazgpu.dev - - yes
+canhazgpu-nodeagent update nodecachestatuses.canhazgpu.dev - small yes
+canhazgpu-nodeagent patch nodecachestatuses.canhazgpu.dev - small yes
+canhazgpu-nodeagent get nodecachestatuses.canhazgpu.dev/status - small yes
+canhazgpu-nodeagent update nodecachestatuses.canhazgpu.dev/status - small yes
+canhazgpu-nodeagent patch nodecachestatuses.canhazgpu.dev/status - small yes
+canhazgpu-nodeagent list nodecachestatuses.canhazgpu.dev - - no
+canhazgpu-nodeagent delete nodecachestatuses.canhazgpu.dev - small no
+canhazgpu-nodeagent get secrets canhazgpu-system regcred yes
+canhazgpu-nodeagent get secrets canhazgpu-system hf-token yes
+canhazgpu-nodeagent get secrets default regcred no
+canhazgpu-nodeagent create secrets canhazgpu-system - no
+canhazgpu-nodeagent update secrets canhazgpu-system regcred no
 canhazgpu-draplugin get resourceclaims.resource.k8s.io default c yes
 canhazgpu-draplugin list resourceclaims.resource.k8s.io - - no
 canhazgpu-draplugin watch resourceclaims.resource.k8s.io - - no
@@ -127,13 +148,15 @@ k8shazgpu-webhook-certs list mutatingwebhookconfigurations.admissionregistration
 k8shazgpu-webhook-certs delete mutatingwebhookconfigurations.admissionregistration.k8s.io - k8shazgpu-webhook no
 k8shazgpu-webhook-certs patch validatingwebhookconfigurations.admissionregistration.k8s.io - k8shazgpu-webhook no
 X
-# What none of them may do.
+# What none of them may do; NODEAGENT: but the node agent may, getting
+# Secrets of its namespace by name (the pull secrets the CachePlan names,
+# hf-token).
 for sa in canhazgpu-nodeagent canhazgpu-draplugin canhazgpu-controller k8shazgpu-webhook k8shazgpu-webhook-certs; do
 	sed "s/^/$sa /" <<'X'
 get secrets - - no
 list secrets - - no
 watch secrets - - no
-get secrets canhazgpu-system - no
+get secrets canhazgpu-system - NODEAGENT
 list secrets canhazgpu-system - no
 watch secrets canhazgpu-system - no
 get secrets kube-system - no
@@ -158,7 +181,7 @@ create mutatingwebhookconfigurations.admissionregistration.k8s.io - - no
 patch validatingadmissionpolicies.admissionregistration.k8s.io - canhazgpu-nodeagent-own-node no
 delete validatingadmissionpolicybindings.admissionregistration.k8s.io - canhazgpu-nodeagent-own-node no
 X
-done >>checks
+done | awk '$1 == "canhazgpu-nodeagent" { sub(/NODEAGENT$/, "yes") } { sub(/NODEAGENT$/, "no") } 1' >>checks
 
 # One SubjectAccessReview per line, all in one List, for the groups a
 # token of the ServiceAccount authenticates with.
@@ -303,6 +326,48 @@ resourceslices.resource.k8s.io "t9800-$A-unbound" is forbidden: $deny: canhazgpu
 403
 resourceslices.resource.k8s.io "t9800-$A-applied" is forbidden: $deny: canhazgpu-nodeagent with a token bound to no node may not write ResourceSlice t9800-$A-applied
 X
+# NodeCacheStatus: the agent's own only (its cache loop applies it, then
+# its status, as claim-make does)
+ncs=/apis/canhazgpu.dev/v1alpha1/nodecachestatuses
+cdeny_ncs="ValidatingAdmissionPolicy 'canhazgpu-nodeagent-own-cache-status' with binding 'canhazgpu-nodeagent-own-cache-status' denied request"
+# cache NAME [STATUS]: NAME's NodeCacheStatus, with a status of no items
+cache() {
+	jq -n -c --arg n "$1" --arg s "${2:-}" '{apiVersion: "canhazgpu.dev/v1alpha1", kind: "NodeCacheStatus",
+		metadata: {name: $n, labels: {"t9800.canhazgpu.dev/test": "1", "kubernetes.io/hostname": $n}}}
+		+ if $s == "" then {} else {status: {nodeName: $n, items: []}} end'
+}
+check_output "the agent of $A applies its NodeCacheStatus, then its status" \
+	"call '$TA' PATCH '$ncs/$A?fieldManager=t9800&force=true' application/apply-patch+yaml '$(cache "$A")' &&
+	 call '$TA' PATCH '$ncs/$A/status?fieldManager=t9800&force=true' application/apply-patch+yaml '$(cache "$A" status)' &&
+	 k get nodecachestatuses.canhazgpu.dev $A -o jsonpath='{.status.nodeName}{\"\n\"}'" <<X
+201
+200
+$A
+X
+check_output "the agent of $A may not create the NodeCacheStatus of $B" \
+	"call '$TA' PATCH '$ncs/$B?fieldManager=t9800&force=true' application/apply-patch+yaml '$(cache "$B")' &&
+	 call '$TA' POST $ncs application/json '$(cache "$B")'" <<X
+403
+nodecachestatuses.canhazgpu.dev "$B" is forbidden: $cdeny_ncs: canhazgpu-nodeagent of node $A may not write NodeCacheStatus $B: only its own node's
+403
+nodecachestatuses.canhazgpu.dev "$B" is forbidden: $cdeny_ncs: canhazgpu-nodeagent of node $A may not write NodeCacheStatus $B: only its own node's
+X
+cache "$B" | k create -f - >/dev/null
+check_output "the agent of $A may not write the status of $B's NodeCacheStatus" \
+	"call '$TA' PATCH '$ncs/$B/status?fieldManager=t9800&force=true' application/apply-patch+yaml '$(cache "$B" status)' &&
+	 k get nodecachestatuses.canhazgpu.dev $B -o jsonpath='{.status}{\"\n\"}'" <<X
+403
+nodecachestatuses.canhazgpu.dev "$B" is forbidden: $cdeny_ncs: canhazgpu-nodeagent of node $A may not write NodeCacheStatus $B: only its own node's
+
+X
+check_output 'a token of the agent bound to no pod writes no NodeCacheStatus; no agent deletes one' \
+	"call '$TU' PATCH '$ncs/$A/status?fieldManager=t9800&force=true' application/apply-patch+yaml '$(cache "$A" status)' &&
+	 call '$TA' DELETE $ncs/$A application/json" <<X
+403
+nodecachestatuses.canhazgpu.dev "$A" is forbidden: $cdeny_ncs: canhazgpu-nodeagent with a token bound to no node may not write NodeCacheStatus $A
+403
+nodecachestatuses.canhazgpu.dev "$A" is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot delete resource "nodecachestatuses" in API group "canhazgpu.dev" at the cluster scope
+X
 check_output 'RBAC still refuses what the policy does not look at' "call '$TA' GET /api/v1/namespaces/$SYS/secrets application/json" <<X
 403
 secrets is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot list resource "secrets" in API group "" in the namespace "$SYS"
@@ -323,6 +388,12 @@ TD=$(k create token canhazgpu-draplugin -n "$SYS")
 check 'the node agent lists and watches ResourceClaims and GPUWorkloads (claim-watch)' \
 	"claim-watch --kubeconfig agent.kubeconfig -1 -A resourceclaims.resource.k8s.io >/dev/null &&
 	 claim-watch --kubeconfig agent.kubeconfig -1 -A gpuworkloads.canhazgpu.dev >/dev/null"
+check_output 'the node agent gets a Secret of its namespace by name, none there (claim-watch -g), and may not list them' \
+	"claim-watch --kubeconfig agent.kubeconfig -g t9800-none -n $SYS secrets && echo got none &&
+	 must_fail 1 claim-watch --kubeconfig agent.kubeconfig -1 -n $SYS secrets 2>&1" <<X
+got none
+claim-watch: GET /api/v1/namespaces/$SYS/secrets: 403 Forbidden: secrets is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot list resource "secrets" in API group "" in the namespace "$SYS"
+X
 check_output 'the node agent may not list pods (claim-watch)' \
 	"must_fail 1 claim-watch --kubeconfig agent.kubeconfig -1 -A pods 2>&1" <<X
 claim-watch: GET /api/v1/pods: 403 Forbidden: pods is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot list resource "pods" in API group "" at the cluster scope

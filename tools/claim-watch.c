@@ -3,6 +3,8 @@
  *   claim-watch [-1Asv] [-n namespace] [-l selector] [-f selector]
  *               [-c count] [-t seconds] [-L limit] [-r seconds]
  *               [--context name] [--kubeconfig file] resource
+ *   claim-watch -g name [-n namespace] [--context name]
+ *               [--kubeconfig file] resource
  *   claim-watch [-v] [-c count] -R file
  *
  * resource is named as kubectl names it: pods, po, deployments.apps,
@@ -28,6 +30,10 @@
  * objects, MODIFIED for changed ones, DELETED with the last state printed
  * for vanished ones. A stream line that is not a watch event is reported
  * with its URL, line and byte offset, and the watch resumes.
+ *
+ * -g gets the one object named (one GET, which RBAC may grant where it
+ * grants no list) and prints it as ADDED, as -1 -f metadata.name=NAME
+ * would list it: nothing when there is none.
  *
  * -R replays a captured stream (the raw lines of a GET ...?watch=1, or
  * claim-watch's own output; - for stdin) through the same line handler:
@@ -62,6 +68,7 @@ struct opts {
 	const char *context, *kubeconfig;
 	const char *resource;
 	const char *replay;     /* -R file, or NULL */
+	const char *get;        /* -g name, or NULL */
 	const char *server_opt; /* the first option -R excludes, or NULL */
 	long count;             /* 0: no limit */
 	double timeout;         /* 0: none */
@@ -74,12 +81,15 @@ static const char usage_text[] =
 	"usage: claim-watch [-1Asv] [-n namespace] [-l selector] [-f selector]\n"
 	"                   [-c count] [-t seconds] [-L limit] [-r seconds]\n"
 	"                   [--context name] [--kubeconfig file] resource\n"
+	"       claim-watch -g name [-n namespace] [--context name]\n"
+	"                   [--kubeconfig file] resource\n"
 	"       claim-watch [-v] [-c count] -R file\n";
 
 static const char help_text[] =
 	"List, then watch, a Kubernetes resource; one watch event per line.\n"
 	"\n"
 	"  -1              list only (ADDED per object), then exit\n"
+	"  -g name         get the object named name only (ADDED; nothing if none)\n"
 	"  -A              all namespaces\n"
 	"  -s              print {\"type\":\"SYNCED\"} once the first list is out\n"
 	"  -n namespace    this namespace (default: the kubeconfig's)\n"
@@ -159,9 +169,9 @@ parse(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){.limit = 500, .give_up = 300};
-	while ((c = getopt_long(argc, argv, "1Asn:l:f:c:t:L:r:R:vhV", longs,
+	while ((c = getopt_long(argc, argv, "1Asn:l:f:c:t:L:r:R:g:vhV", longs,
 			NULL)) != -1) {
-		if (!o->server_opt && c && strchr("1AsnlftLrCK", c))
+		if (!o->server_opt && c && strchr("1AsnlftLrCKg", c))
 			o->server_opt = server_option(c);
 		switch (c) {
 		case '1': o->list_only = 1; break;
@@ -178,6 +188,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'C': o->context = optarg; break;
 		case 'K': o->kubeconfig = optarg; break;
 		case 'R': o->replay = optarg; break;
+		case 'g': o->get = optarg; break;
 		case 'h':
 			fputs(usage_text, stdout);
 			fputs(help_text, stdout);
@@ -196,6 +207,12 @@ parse(int argc, char **argv, struct opts *o)
 		usage();
 	if (o->all_namespaces && o->namespace) {
 		err_warn("-A and -n exclude each other");
+		usage();
+	}
+	if (o->get &&
+		(o->all_namespaces || o->synced || o->labels || o->fields ||
+			o->count || o->timeout)) {
+		err_warn("-g goes with -n, -v, --context, --kubeconfig only");
 		usage();
 	}
 	o->resource = argv[optind];
@@ -219,7 +236,8 @@ print(const char *type, const char *js, size_t len, void *arg)
 	return s->count && ++s->emitted >= s->count;
 }
 
-/* collection returns the path to list and watch, per the options. */
+/* collection returns the path to list and watch, per the options; with
+ * -g, the path of the object named. */
 static char *
 collection(struct kube *k, struct kc_config *cfg, const struct opts *o,
 	struct kube_error *e)
@@ -232,7 +250,7 @@ collection(struct kube *k, struct kc_config *cfg, const struct opts *o,
 		return NULL;
 	if (!o->all_namespaces)
 		ns = o->namespace ? o->namespace : cfg->namespace;
-	path = kube_path(&r, ns, NULL);
+	path = kube_path(&r, ns, o->get);
 	kube_resource_free(&r);
 	return path;
 }
@@ -245,6 +263,27 @@ synced(void)
 	if (fputs("{\"type\":\"SYNCED\"}\n", stdout) == EOF ||
 		fflush(stdout) == EOF)
 		err_die(HAZ_FAIL, "write error:");
+}
+
+/* get_one prints the object at path as an ADDED event; one that does not
+ * exist (404) is no error, only nothing printed. */
+static void
+get_one(struct kube *k, const char *path, struct kube_error *e)
+{
+	struct sink sink = {0, 0};
+	json_t *obj = kube_get(k, path, e);
+	char *js;
+
+	if (!obj) {
+		if (e->kind == KUBE_EAPI && e->status == 404)
+			*e = (struct kube_error){0};
+		return;
+	}
+	if (!(js = json_dumps(obj, JSON_COMPACT)))
+		err_die(HAZ_FAIL, "out of memory");
+	print("ADDED", js, strlen(js), &sink);
+	free(js);
+	json_decref(obj);
 }
 
 static int
@@ -260,6 +299,11 @@ run(struct kube *k, struct kc_config *cfg, const struct opts *o)
 
 	if (!(path = collection(k, cfg, o, &e)))
 		goto out;
+	if (o->get) {
+		get_one(k, path, &e);
+		free(path);
+		goto out;
+	}
 	wo.path = path;
 	w = watch_new_raw(k, &wo, print, &sink);
 	if (watch_list(w, &e) == 0 && !o->list_only &&
