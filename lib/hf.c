@@ -24,6 +24,7 @@
 #include <openssl/evp.h>
 
 #include "err.h"
+#include "noproxy.h"
 
 #define DEFAULT_ENDPOINT "https://huggingface.co"
 #define DEFAULT_TIMEOUT_S 300
@@ -466,22 +467,6 @@ on_header(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
-/* set_noproxy keeps proxies from $https_proxy and friends away from
- * loopback, whatever $NO_PROXY says, as lib/kube does. */
-static void
-set_noproxy(CURL *h)
-{
-	const char *env = getenv("NO_PROXY");
-	char *list;
-
-	if (!env || !*env)
-		env = getenv("no_proxy");
-	list = easprintf("%s%slocalhost,127.0.0.1,::1", env ? env : "",
-		env && *env ? "," : "");
-	curl_easy_setopt(h, CURLOPT_NOPROXY, list);
-	free(list);
-}
-
 /* A body sink: write(arg, bytes, n) returns 0 or -1 to stop. */
 typedef int sink_fn(void *arg, const char *p, size_t n);
 
@@ -536,7 +521,7 @@ get(struct client *c, const char *url, const char *extra, sink_fn *sink,
 		curl_easy_setopt(c->h, CURLOPT_TCP_KEEPALIVE, 1L);
 		/* fewer, larger writes: the blob is hashed as it is written */
 		curl_easy_setopt(c->h, CURLOPT_BUFFERSIZE, (long)BUFFER_BYTES);
-		set_noproxy(c->h);
+		noproxy_loopback(c->h);
 		curl_easy_setopt(c->h, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(c->h, CURLOPT_HEADERDATA, &c->an);
 		curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);

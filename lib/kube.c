@@ -15,6 +15,7 @@
 #include "err.h"
 #include "jbuf.h"
 #include "kube.h"
+#include "noproxy.h"
 
 #define LINE_MAX_BYTES (64L << 20)   /* a longer watch line is refused */
 #define BODY_MAX_BYTES (1024L << 20) /* a larger answer is refused */
@@ -282,22 +283,6 @@ set_tls(struct kube *k)
 	}
 }
 
-/* set_noproxy keeps proxies from $https_proxy and friends away from
- * loopback, as kubectl does, whatever $NO_PROXY says. */
-static void
-set_noproxy(CURL *h)
-{
-	const char *env = getenv("NO_PROXY");
-	char *list;
-
-	if (!env || !*env)
-		env = getenv("no_proxy");
-	list = easprintf("%s%slocalhost,127.0.0.1,::1", env ? env : "",
-		env && *env ? "," : "");
-	curl_easy_setopt(h, CURLOPT_NOPROXY, list);
-	free(list);
-}
-
 /* prepare resets the handle and sets what every request needs. timeout_ms
  * 0 means no limit but the deadline. Returns the header list to free
  * after the transfer, or NULL with e filled when the deadline passed. */
@@ -330,7 +315,7 @@ prepare(struct kube *k, const char *method, const char *path,
 	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPIDLE, 30L);
 	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPINTVL, 10L);
 	curl_easy_setopt(k->h, CURLOPT_PROTOCOLS_STR, "https,http");
-	set_noproxy(k->h);
+	noproxy_loopback(k->h);
 	set_tls(k);
 	hdrs = curl_slist_append(hdrs, accept);
 	kc_refresh_token(k->cfg);
