@@ -97,12 +97,12 @@ else
 	t_result 0 "kubelet listeners # SKIP no ss"
 fi
 
-check_output 'env names the ledger socket; the ledger holds the node'"'"'s 4 GPUs' \
+check_output 'env names the ledger socket; the ledger holds the node'"'"'s 5 GPUs' \
 	'k8shazgpu-sim env | grep ^K8SHAZGPU_REDIS= &&
 	 redis-cli -s "$D/redis/redis.sock" get canhazgpu:gpu_count &&
 	 redis-cli -s "$D/redis/redis.sock" config get port | tail -n 1' <<EOF
 K8SHAZGPU_REDIS=$D/redis/redis.sock
-4
+5
 0
 EOF
 
@@ -111,9 +111,9 @@ slice() {
 		| [(.spec.devices | length), (.spec.devices | map(.attributes.type.string) | unique | join("+"))] | join(" ")'
 }
 slice_is() { [ "$(slice)" = "$1" ]; }
-check_output 'the node agent publishes its GPUs: 3 whole, 4 MIG devices on GPU 3' \
-	'eventually 30 slice_is "7 gpu+mig"; slice' <<'EOF'
-7 gpu+mig
+check_output 'the node agent publishes its GPUs: 4 whole, 4 MIG devices on GPU 4' \
+	'eventually 30 slice_is "8 gpu+mig"; slice' <<'EOF'
+8 gpu+mig
 EOF
 
 ready() { [ "$(k get node "$HOST" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
@@ -126,7 +126,7 @@ exit 0
 EOF
 
 check_output 'a restarted kubelet keeps running pods; its slice is back within a cycle' \
-	'eventually 30 slice_is "7 gpu+mig" && phase web && echo && k exec web -n "$NS" -- echo still here' <<'EOF'
+	'eventually 30 slice_is "8 gpu+mig" && phase web && echo && k exec web -n "$NS" -- echo still here' <<'EOF'
 Running
 still here
 EOF
