@@ -15,7 +15,7 @@ if [ -x "$kubectl" ]; then
 	"$kubectl" kustomize "$TOP/manifests" | yaml2json -s >all.json
 	check_output 'kubectl kustomize manifests/ renders every object' \
 		"jq -r '.kind' all.json | sort | uniq -c | sed 's/^ *//'" <<'X'
-5 ClusterRole
+7 ClusterRole
 5 ClusterRoleBinding
 1 ConfigMap
 1 CronJob
