@@ -726,7 +726,9 @@ kube_lines_end(struct kube_lines *l, struct kube_error *e)
 
 struct stream {
 	struct kube *k;
-	struct kube_lines *lines;
+	struct kube_lines *lines; /* or, with kube_stream_bytes: */
+	kube_bytes_fn *bytes;
+	void *arg;
 	struct kube_error *e;
 	const char *path;
 	struct buf errbody; /* the body of a non-2xx answer */
@@ -744,6 +746,15 @@ stream_write(char *p, size_t size, size_t n, void *arg)
 		curl_easy_getinfo(s->k->h, CURLINFO_RESPONSE_CODE, &s->code);
 	if (s->code < 200 || s->code > 299) {
 		buf_add(&s->errbody, p, total);
+		return total;
+	}
+	if (s->bytes) {
+		if (total && s->bytes(p, total, s->arg, s->e) != 0) {
+			if (s->e->kind == KUBE_OK)
+				seterr(s->e, KUBE_ESTOPPED, 0, "stopped");
+			s->stopped = 1;
+			return 0;
+		}
 		return total;
 	}
 	if (kube_lines_feed(s->lines, p, total, &used, s->e) < 0) {
@@ -770,7 +781,7 @@ stream_end(struct stream *s, CURLcode rc)
 			s->errbody.len);
 		return -1;
 	}
-	return kube_lines_end(s->lines, s->e);
+	return s->lines ? kube_lines_end(s->lines, s->e) : 0;
 }
 
 int
@@ -796,6 +807,32 @@ kube_stream(struct kube *k, const char *path, kube_line_fn *fn, void *arg,
 	curl_slist_free_all(hdrs);
 	ret = stream_end(&s, rc);
 	kube_lines_free(s.lines);
+	free(s.errbody.p);
+	return ret;
+}
+
+int
+kube_stream_bytes(struct kube *k, const char *path, kube_bytes_fn *fn,
+	void *arg, struct kube_error *e)
+{
+	struct stream s = {.k = k,
+		.e = e,
+		.path = path,
+		.bytes = fn,
+		.arg = arg};
+	struct curl_slist *hdrs;
+	CURLcode rc;
+	int ret;
+
+	memset(e, 0, sizeof *e);
+	s.errbody.max = ERRBODY_MAX;
+	if (!(hdrs = prepare(k, "GET", path, json_accept, 0, e)))
+		return -1;
+	curl_easy_setopt(k->h, CURLOPT_WRITEFUNCTION, stream_write);
+	curl_easy_setopt(k->h, CURLOPT_WRITEDATA, &s);
+	rc = curl_easy_perform(k->h);
+	curl_slist_free_all(hdrs);
+	ret = stream_end(&s, rc);
 	free(s.errbody.p);
 	return ret;
 }

@@ -157,6 +157,17 @@ typedef int kube_line_fn(char *line, size_t len, long long offset, long lineno,
 int kube_stream(struct kube *k, const char *path, kube_line_fn *fn, void *arg,
 	struct kube_error *e);
 
+/* kube_stream_bytes GETs path and hands the body of a 2xx answer to fn
+ * as it comes, n > 0 bytes at a time, uncut: a pod's log, say, whose
+ * last line may lack its newline. fn returns 0 to go on; nonzero stops
+ * the stream (KUBE_ESTOPPED; fn may have filled e itself first). Returns
+ * 0 when the server ended the stream, else -1. No timeout but the
+ * deadline. */
+typedef int kube_bytes_fn(const char *p, size_t n, void *arg,
+	struct kube_error *e);
+int kube_stream_bytes(struct kube *k, const char *path, kube_bytes_fn *fn,
+	void *arg, struct kube_error *e);
+
 /* A kube_lines cuts bytes into lines for a kube_line_fn exactly as
  * kube_stream cuts what the server sends, so that a stream captured in a
  * file reads the same. source names the stream in messages

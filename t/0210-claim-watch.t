@@ -272,4 +272,25 @@ claim-watch: -R and -n exclude each other
 claim-watch: -R and --kubeconfig exclude each other
 EOF
 
+
+# ---- -F: a pod's log ------------------------------------------------------
+
+check_output '-F takes no resource and few options; -C goes with -F only' \
+	'must_fail 2 claim-watch -F p pods 2>&1 | head -n 1
+	 must_fail 2 claim-watch -F p -1 2>&1 | head -n 1
+	 must_fail 2 claim-watch -F p -L 5 2>&1 | head -n 1
+	 must_fail 2 claim-watch -C c pods 2>&1 | head -n 1
+	 must_fail 2 claim-watch -R normal.watch --follow p 2>&1 | head -n 1' <<'EOF'
+claim-watch: -F goes with -C, -n, -t, -r, -v, --context, --kubeconfig only
+claim-watch: -F goes with -C, -n, -t, -r, -v, --context, --kubeconfig only
+claim-watch: -F goes with -C, -n, -t, -r, -v, --context, --kubeconfig only
+claim-watch: -C goes with -F only
+claim-watch: -R and -F exclude each other
+EOF
+check_output '-F: an unreachable server exits 75 at once, naming the pod' \
+	'must_fail 75 claim-watch --kubeconfig unreachable.yaml -n ns -F p -C c 2>&1 |
+	 sed "s/after [0-9]* ms/after N ms/"' <<'EOF'
+claim-watch: GET https://127.0.0.1:1/api/v1/namespaces/ns/pods/p: Failed to connect to 127.0.0.1 port 1 after N ms: Couldn't connect to server
+EOF
+
 done_testing

@@ -352,6 +352,32 @@ current-context: x
 K
 	claim-make -a --kubeconfig kc -N n1 </dev/null >/dev/null 2>err; test $? -eq 75 &&
 	grep -q "https://127.0.0.1:1" err'
+# ---- -c (create) and -D (delete) without a cluster ----
+
+check_output '-a, -c and -D exclude each other; -N and -x do not go with -c, -D' '
+	must_fail 2 claim-make -a -c </dev/null 2>&1 | head -n 1
+	must_fail 2 claim-make -c -D </dev/null 2>&1 | head -n 1
+	must_fail 2 claim-make -D -N n1 </dev/null 2>&1 | head -n 1
+	must_fail 2 claim-make -c -x </dev/null 2>&1 | head -n 1' <<'EOF'
+claim-make: -a, -c and -D exclude each other
+claim-make: -a, -c and -D exclude each other
+claim-make: -c and -D take objects: -N and -x do not go with them
+claim-make: -c and -D take objects: -N and -x do not go with them
+EOF
+
+check_output '-c and -D refuse gpu records; an unreachable server exits 75, naming the object' '
+	echo "{\"kind\":\"gpu\",\"node\":\"n1\",\"index\":0}" >gpu.in
+	echo "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\",\"namespace\":\"ns\"}}" >cm.in
+	for m in -c -D; do
+		must_fail 1 claim-make $m --kubeconfig kc gpu.in 2>&1
+		must_fail 75 claim-make $m --kubeconfig kc cm.in 2>&1 | sed "s/after [0-9]* ms/after N ms/"
+	done' <<'EOF'
+claim-make: gpu.in:1: gpu: -c and -D take Kubernetes objects only
+claim-make: v1/ConfigMap/ns/x: GET https://127.0.0.1:1/api/v1: Failed to connect to 127.0.0.1 port 1 after N ms: Couldn't connect to server
+claim-make: gpu.in:1: gpu: -c and -D take Kubernetes objects only
+claim-make: v1/ConfigMap/ns/x: GET https://127.0.0.1:1/api/v1: Failed to connect to 127.0.0.1 port 1 after N ms: Couldn't connect to server
+EOF
+
 # ---- GPUs held on the host (gpu-reserve mark) ----
 
 # hold USER TYPE: the held member gpu-reserve mark adds, for jq --argjson

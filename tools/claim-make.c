@@ -1,7 +1,8 @@
 /* claim-make: turn records into Kubernetes objects; with -a, apply them.
  *
- *   claim-make [-ax] [-m manager] [-d driver] [-N node]... [-n namespace]
- *              [-R file] [--context name] [--kubeconfig file] [file...]
+ *   claim-make [-a | -c | -D] [-x] [-m manager] [-d driver] [-N node]...
+ *              [-n namespace] [-R file] [--context name]
+ *              [--kubeconfig file] [file...]
  *
  * Input records, by kind:
  *   gpu   (gpu-probe(1)) are checked field by field (gobj_check: type,
@@ -55,8 +56,23 @@
  * seconds old (default 300). Either, set to anything but a whole number
  * from 0 to SECONDS_MAX, is refused with status 2.
  *
+ * -c creates each object with a POST instead (no apply): a name already
+ * taken fails, atomically, leaving that object as it was:
+ *   {"kind":"result","op":"create","ref":"v1/ConfigMap/ns/x",
+ *    "uid":"...","resourceVersion":"42"}
+ *   {"kind":"result","op":"exists","ref":"v1/ConfigMap/ns/x"}
+ * the latter also warned about ("claim-make: REF: already exists") and
+ * failing the run, so that a caller that must own what it made (an
+ * ownerReference needs the uid) stops there. -D deletes each object
+ * (apiVersion, kind, metadata.name and .namespace suffice; metadata.uid,
+ * when given, is a precondition) with propagationPolicy Background:
+ *   {"kind":"result","op":"delete","ref":"...","uid":"..."}
+ *   {"kind":"result","op":"absent","ref":"..."}  (no error)
+ * -c and -D take objects only: a gpu record is refused.
+ *
  * EXIT STATUS: 0 all done; 1 a record or a write failed (the others went
- * on); 2 usage; 75 the API server was unreachable or overloaded. */
+ * on; with -c, an object that exists); 2 usage; 75 the API server was
+ * unreachable or overloaded. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -81,9 +97,18 @@
 
 enum { MANAGER_MAX = 128 }; /* the API server's bound on a field manager */
 
+enum mode {
+	PRINT,  /* no server: print the objects */
+	APPLY,  /* -a: server-side apply */
+	CREATE, /* -c: POST, a taken name fails */
+	DELETE, /* -D */
+};
+
 struct ctx {
-	int apply, extended;
+	enum mode mode;
+	int extended;
 	const char *manager, *driver, *namespace;
+	const char *default_ns; /* -n, else the kubeconfig's, else default */
 	const char *context, *kubeconfig;
 	json_t *nodes; /* node name -> array of gpu records */
 	json_t *order; /* node names in first-seen order */
@@ -104,13 +129,16 @@ struct ctx {
 };
 
 static const char usage_text[] =
-	"usage: claim-make [-ax] [-m manager] [-d driver] [-N node]... [-n namespace]\n"
-	"                  [-R file] [--context name] [--kubeconfig file] [file...]\n";
+	"usage: claim-make [-a | -c | -D] [-x] [-m manager] [-d driver] [-N node]...\n"
+	"                  [-n namespace] [-R file] [--context name]\n"
+	"                  [--kubeconfig file] [file...]\n";
 
 static const char help_text[] =
 	"Turn gpu records and Kubernetes objects into objects; -a applies them.\n"
 	"\n"
 	"  -a              apply (server-side apply) instead of printing\n"
+	"  -c              create objects (POST); one that exists is not changed\n"
+	"  -D              delete objects; one already gone is no error\n"
 	"  -x              also publish nvidia.com/ extended resources in node status\n"
 	"  -m manager      field manager (default k8shazgpu)\n"
 	"  -d driver       DRA driver name (default gpu.canhazgpu.dev)\n"
@@ -149,7 +177,120 @@ note_node(struct ctx *c, const char *node)
 	json_array_append_new(c->order, json_string(node));
 }
 
-/* emit prints obj, or applies it and prints the result. */
+/* settled returns a copy of obj naming its namespace when it is
+ * namespaced, with its collection path in *path (malloc'd), or NULL with
+ * e filled. A namespaced collection path names its namespace; that of
+ * Namespaces, "/api/v1/namespaces", has nothing after it. */
+static json_t *
+settled(struct ctx *c, const json_t *obj, char **path, struct kube_error *e)
+{
+	json_t *copy, *meta;
+
+	if (!(*path = ap_path(c->ap, obj, 0, e)))
+		return NULL;
+	copy = json_deep_copy(obj);
+	if (!json_is_object(meta = json_object_get(copy, "metadata")))
+		json_object_set_new(copy, "metadata", meta = json_object());
+	if (strstr(*path, "/namespaces/") &&
+		!json_object_get(meta, "namespace"))
+		json_object_set_new(meta, "namespace",
+			json_string(c->default_ns));
+	return copy;
+}
+
+/* result prints {"kind":"result","op":op,"ref":REF} with the uid of
+ * answer (an object, or the Status answering a delete, which has it in
+ * details) when it has one, and with_rv its resourceVersion. */
+static void
+result(const char *op, const char *ref, const json_t *answer, int with_rv)
+{
+	const json_t *m = json_object_get(answer, "metadata");
+	const json_t *uid = json_object_get(m, "uid");
+	json_t *res = json_pack("{s:s, s:s, s:s}", "kind", "result", "op", op,
+		"ref", ref);
+
+	if (!uid)
+		uid = json_object_get(json_object_get(answer, "details"),
+			"uid");
+	if (json_is_string(uid))
+		json_object_set(res, "uid", (json_t *)uid);
+	if (with_rv && json_is_string(json_object_get(m, "resourceVersion")))
+		json_object_set(res, "resourceVersion",
+			json_object_get(m, "resourceVersion"));
+	nd_write(res);
+	json_decref(res);
+}
+
+/* create POSTs obj; a name taken is reported (op "exists") and fails the
+ * run, the object left as it is. */
+static void
+create(struct ctx *c, const json_t *given)
+{
+	struct kube_error e;
+	char *path = NULL, *ref;
+	json_t *obj = settled(c, given, &path, &e), *ans = NULL;
+
+	ref = ap_ref(obj ? obj : given);
+	if (obj) {
+		kube_query(&path, "fieldManager", c->manager);
+		ans = kube_create(c->k, path, obj, &e);
+	}
+	if (ans) {
+		/* the name the server generated, for metadata.generateName */
+		free(ref);
+		ref = ap_ref(ans);
+		result("create", ref, ans, 1);
+	} else if (obj && e.kind == KUBE_EAPI && e.status == 409 &&
+		strcmp(e.reason, "AlreadyExists") == 0) {
+		result("exists", ref, NULL, 0);
+		err_warn("%s: already exists", ref);
+		c->batch_bad = 1;
+		if (c->status != HAZ_TEMP)
+			c->status = HAZ_FAIL;
+	} else {
+		fail(c, &e, ref);
+	}
+	json_decref(ans);
+	json_decref(obj);
+	free(path);
+	free(ref);
+}
+
+/* delete deletes the object obj names, its uid a precondition when
+ * given, its dependents in the background; one not there is reported
+ * (op "absent"), no error. */
+static void delete (struct ctx *c, const json_t *given)
+{
+	const char *uid = json_string_value(
+		json_object_get(json_object_get(given, "metadata"), "uid"));
+	json_t *opts = json_pack("{s:s, s:s, s:s}", "apiVersion", "v1", "kind",
+		"DeleteOptions", "propagationPolicy", "Background");
+	struct kube_error e;
+	char *path = NULL, *ref;
+	json_t *obj = settled(c, given, &path, &e), *ans = NULL;
+
+	ref = ap_ref(obj ? obj : given);
+	free(path);
+	path = obj ? ap_path(c->ap, obj, 1, &e) : NULL;
+	if (uid)
+		json_object_set_new(opts, "preconditions",
+			json_pack("{s:s}", "uid", uid));
+	if (path)
+		ans = kube_request(c->k, "DELETE", path, NULL, opts, &e);
+	if (ans)
+		result("delete", ref, ans, 0);
+	else if (path && e.kind == KUBE_EAPI && e.status == 404)
+		result("absent", ref, NULL, 0);
+	else
+		fail(c, &e, ref);
+	json_decref(ans);
+	json_decref(obj);
+	json_decref(opts);
+	free(path);
+	free(ref);
+}
+
+/* emit prints obj, or writes it as the mode says and prints the result. */
 static void
 emit(struct ctx *c, const json_t *obj)
 {
@@ -157,9 +298,11 @@ emit(struct ctx *c, const json_t *obj)
 	json_t *res;
 	char *ref;
 
-	if (!c->apply) {
-		nd_write((json_t *)obj);
-		return;
+	switch (c->mode) {
+	case PRINT: nd_write((json_t *)obj); return;
+	case CREATE: create(c, obj); return;
+	case DELETE: delete (c, obj); return;
+	case APPLY: break;
 	}
 	if ((res = ap_apply(c->ap, obj, &e))) {
 		nd_write(res);
@@ -335,6 +478,11 @@ on_record(struct ctx *c, struct nd_reader *r, json_t *rec)
 		return 0;
 	}
 	c->pending = 1;
+	if (strcmp(kind, "gpu") == 0 &&
+		(c->mode == CREATE || c->mode == DELETE)) {
+		nd_warn(r, "gpu: -c and -D take Kubernetes objects only");
+		return 1;
+	}
 	if (strcmp(kind, "gpu") == 0)
 		return take_gpu(c, r, rec) < 0;
 	if (json_object_get(rec, "apiVersion")) {
@@ -597,7 +745,7 @@ publish(struct ctx *c, const char *node, const json_t *gpus)
 	char *path;
 	size_t i;
 
-	if (!c->apply) {
+	if (c->mode == PRINT) {
 		nd_write(obj);
 		slices = gobj_slices(node, c->driver, 1, devices);
 		json_array_foreach(slices, i, s)
@@ -691,6 +839,17 @@ check_args(struct ctx *c)
 			MANAGER_MAX, c->manager);
 }
 
+/* set_mode takes -a, -c or -D, refusing a second one. */
+static void
+set_mode(struct ctx *c, enum mode m)
+{
+	if (c->mode != PRINT && c->mode != m) {
+		err_warn("-a, -c and -D exclude each other");
+		usage();
+	}
+	c->mode = m;
+}
+
 static void
 parse_args(struct ctx *c, int argc, char **argv)
 {
@@ -703,10 +862,12 @@ parse_args(struct ctx *c, int argc, char **argv)
 	size_t i;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "axm:d:N:n:R:hV", longopts,
+	while ((ch = getopt_long(argc, argv, "acDxm:d:N:n:R:hV", longopts,
 			NULL)) != -1) {
 		switch (ch) {
-		case 'a': c->apply = 1; break;
+		case 'a': set_mode(c, APPLY); break;
+		case 'c': set_mode(c, CREATE); break;
+		case 'D': set_mode(c, DELETE); break;
 		case 'x': c->extended = 1; break;
 		case 'm': c->manager = optarg; break;
 		case 'd': c->driver = optarg; break;
@@ -727,6 +888,12 @@ parse_args(struct ctx *c, int argc, char **argv)
 		}
 	}
 	check_args(c);
+	if ((c->mode == CREATE || c->mode == DELETE) &&
+		(json_array_size(c->fixed) || c->extended)) {
+		err_warn(
+			"-c and -D take objects: -N and -x do not go with them");
+		usage();
+	}
 	json_array_foreach(c->fixed, i, v)
 		note_node(c, json_string_value(v));
 }
@@ -761,15 +928,15 @@ read_inputs(struct ctx *c, int argc, char **argv)
 	return status;
 }
 
-/* connect loads the kubeconfig and opens the client, for -a. */
+/* connect loads the kubeconfig and opens the client, for -a, -c, -D. */
 static void
 connect(struct ctx *c)
 {
 	if (kc_load(&c->kc, c->kubeconfig, c->context) < 0)
 		exit(HAZ_FAIL);
 	c->k = kube_new(&c->kc);
-	c->ap = ap_new(c->k, c->manager,
-		c->namespace ? c->namespace : c->kc.namespace);
+	c->default_ns = c->namespace ? c->namespace : c->kc.namespace;
+	c->ap = ap_new(c->k, c->manager, c->default_ns);
 }
 
 int
@@ -787,7 +954,7 @@ main(int argc, char **argv)
 	c.now_fixed = getenv("K8SHAZGPU_NOW") != NULL;
 	c.now = (time_t)env_seconds("K8SHAZGPU_NOW", (long long)time(NULL));
 	c.heartbeat = env_seconds("K8SHAZGPU_HEARTBEAT", 300);
-	if (c.apply)
+	if (c.mode != PRINT)
 		connect(&c);
 	st = read_inputs(&c, argc - optind, argv + optind);
 	if (c.pending || !c.flushed)
@@ -796,7 +963,7 @@ main(int argc, char **argv)
 		c.status = st;
 	ap_free(c.ap);
 	kube_free(c.k);
-	if (c.apply)
+	if (c.mode != PRINT)
 		kc_free(&c.kc);
 	json_decref(c.nodes);
 	json_decref(c.order);

@@ -6,6 +6,8 @@
  *   claim-watch -g name [-n namespace] [--context name]
  *               [--kubeconfig file] resource
  *   claim-watch [-v] [-c count] -R file
+ *   claim-watch -F pod [-C container] [-n namespace] [-t seconds]
+ *               [-r seconds] [--context name] [--kubeconfig file]
  *
  * resource is named as kubectl names it: pods, po, deployments.apps,
  * apps/v1/deployments, resourceslices.resource.k8s.io,
@@ -41,15 +43,24 @@
  * the URL. An ERROR event is warned about and skipped, there being no
  * server to list again from.
  *
+ * -F follows the log of a pod's container (-C, needed when the pod has
+ * several): the bytes of GET .../pods/POD/log?follow=true go to stdout
+ * as they come, not JSON, until the stream ends: the container exited.
+ * A pod not yet scheduled, or whose container is waiting to start (the
+ * kubelet's 400 "is waiting to start"), is tried again every 0.5 s for
+ * up to -r seconds (then status 1).
+ *
  * EXIT STATUS: 0 after -1, -c count events, -t seconds, or the end of a
- * replay; 1 on a configuration error, an API error (403, no such
- * resource...), when bad stream lines (or, replaying, ERROR events) were
+ * replay, or when -F's stream ended; 1 on a configuration error, a pod
+ * that does not exist or a container that did not start, an API error (403, no
+ * such resource...), when bad stream lines (or, replaying, ERROR events) were
  * met, or the replay file cannot be read; 2 on bad usage; 75 when the
  * API server is unreachable, overloaded, or stayed so for -r seconds
  * while watching. */
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,12 +80,15 @@ struct opts {
 	const char *resource;
 	const char *replay;     /* -R file, or NULL */
 	const char *get;        /* -g name, or NULL */
+	const char *follow;     /* -F pod, or NULL */
+	const char *container;  /* -C container, or NULL */
 	const char *server_opt; /* the first option -R excludes, or NULL */
 	long count;             /* 0: no limit */
 	double timeout;         /* 0: none */
 	long limit;
 	double give_up;
 	int list_only, verbose, synced;
+	int paged; /* -L was given */
 };
 
 static const char usage_text[] =
@@ -83,7 +97,9 @@ static const char usage_text[] =
 	"                   [--context name] [--kubeconfig file] resource\n"
 	"       claim-watch -g name [-n namespace] [--context name]\n"
 	"                   [--kubeconfig file] resource\n"
-	"       claim-watch [-v] [-c count] -R file\n";
+	"       claim-watch [-v] [-c count] -R file\n"
+	"       claim-watch -F pod [-C container] [-n namespace] [-t seconds]\n"
+	"                   [-r seconds] [--context name] [--kubeconfig file]\n";
 
 static const char help_text[] =
 	"List, then watch, a Kubernetes resource; one watch event per line.\n"
@@ -101,9 +117,14 @@ static const char help_text[] =
 	"  -r seconds      keep reconnecting for seconds (default 300)\n"
 	"  -v              say on stderr when (re)connecting\n"
 	"  -R, --replay f  replay the watch stream captured in f (- for stdin)\n"
+	"  -F, --follow p  print the log of pod p as it comes, until it ends\n"
+	"  -C, --container c  with -F: the container (default: the only one)\n"
 	"  --context name  kubeconfig context (default: current-context)\n"
 	"  --kubeconfig f  kubeconfig file (default: $KUBECONFIG, ~/.kube/config)\n"
 	"  -h, -V          this help; the version\n";
+
+/* long options without a short one */
+enum { OPT_CONTEXT = 256, OPT_KUBECONFIG };
 
 static void
 usage(void)
@@ -133,9 +154,9 @@ server_option(int c)
 {
 	static char flag[] = "-?";
 
-	if (c == 'C')
+	if (c == OPT_CONTEXT)
 		return "--context";
-	if (c == 'K')
+	if (c == OPT_KUBECONFIG)
 		return "--kubeconfig";
 	flag[1] = (char)c;
 	return flag;
@@ -156,22 +177,44 @@ replay_usage(const struct opts *o, int operands)
 	}
 }
 
+/* follow_usage exits 2 unless the options fit -F: no resource, only
+ * -C, -n, -t, -r, -v and the kubeconfig's. */
+static void
+follow_usage(const struct opts *o, int operands)
+{
+	if (!o->follow) {
+		err_warn("-C goes with -F only");
+		usage();
+	}
+	if (operands || o->all_namespaces || o->synced || o->labels ||
+		o->fields || o->count || o->list_only || o->get || o->paged) {
+		err_warn("-F goes with -C, -n, -t, -r, -v, --context, "
+			 "--kubeconfig only");
+		usage();
+	}
+}
+
 static void
 parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
-		{"context", required_argument, NULL, 'C'},
-		{"kubeconfig", required_argument, NULL, 'K'},
+		{"context", required_argument, NULL, OPT_CONTEXT},
+		{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
 		{"help", no_argument, NULL, 'h'},
 		{"replay", required_argument, NULL, 'R'},
+		{"follow", required_argument, NULL, 'F'},
+		{"container", required_argument, NULL, 'C'},
 		{NULL, 0, NULL, 0},
 	};
 	int c;
 
 	*o = (struct opts){.limit = 500, .give_up = 300};
-	while ((c = getopt_long(argc, argv, "1Asn:l:f:c:t:L:r:R:g:vhV", longs,
-			NULL)) != -1) {
-		if (!o->server_opt && c && strchr("1AsnlftLrCKg", c))
+	while ((c = getopt_long(argc, argv, "1Asn:l:f:c:t:L:r:R:g:F:C:vhV",
+			longs, NULL)) != -1) {
+		if (!o->server_opt &&
+			(c == OPT_CONTEXT || c == OPT_KUBECONFIG ||
+				(c > 0 && c < 256 &&
+					strchr("1AsnlftLrgFC", c))))
 			o->server_opt = server_option(c);
 		switch (c) {
 		case '1': o->list_only = 1; break;
@@ -182,11 +225,16 @@ parse(int argc, char **argv, struct opts *o)
 		case 'f': o->fields = optarg; break;
 		case 'c': o->count = (long)number(c, optarg, 1); break;
 		case 't': o->timeout = number(c, optarg, 0); break;
-		case 'L': o->limit = (long)number(c, optarg, 1); break;
+		case 'L':
+			o->limit = (long)number(c, optarg, 1);
+			o->paged = 1;
+			break;
 		case 'r': o->give_up = number(c, optarg, 0); break;
 		case 'v': o->verbose = 1; break;
-		case 'C': o->context = optarg; break;
-		case 'K': o->kubeconfig = optarg; break;
+		case OPT_CONTEXT: o->context = optarg; break;
+		case OPT_KUBECONFIG: o->kubeconfig = optarg; break;
+		case 'F': o->follow = optarg; break;
+		case 'C': o->container = optarg; break;
 		case 'R': o->replay = optarg; break;
 		case 'g': o->get = optarg; break;
 		case 'h':
@@ -201,6 +249,10 @@ parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->replay) {
 		replay_usage(o, argc - optind);
+		return;
+	}
+	if (o->follow || o->container) {
+		follow_usage(o, argc - optind);
 		return;
 	}
 	if (optind != argc - 1)
@@ -323,6 +375,110 @@ out:
 	return status;
 }
 
+/* ---- -F: a pod's log ----------------------------------------------- */
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* log_bytes writes the log's bytes as they come, flushed, so that a
+ * follower sees them at once. */
+static int
+log_bytes(const char *p, size_t n, void *arg, struct kube_error *e)
+{
+	int *wrote = arg;
+
+	(void)e;
+	if (fwrite(p, 1, n, stdout) != n || fflush(stdout) == EOF)
+		err_die(HAZ_FAIL, "<stdout>: write error:");
+	*wrote = 1;
+	return 0;
+}
+
+/* scheduled says whether the pod at path has a node (1, 0), or fails
+ * (-1, e filled). */
+static int
+scheduled(struct kube *k, const char *path, struct kube_error *e)
+{
+	json_t *pod = kube_get(k, path, e);
+	const char *node;
+	int yes;
+
+	if (!pod)
+		return -1;
+	node = json_string_value(
+		json_object_get(json_object_get(pod, "spec"), "nodeName"));
+	yes = node && *node;
+	json_decref(pod);
+	return yes;
+}
+
+/* waiting: the kubelet said the container has not started (yet). */
+static int
+waiting(const struct kube_error *e)
+{
+	return e->kind == KUBE_EAPI && e->status == 400 &&
+		strstr(e->msg, "is waiting to start") != NULL;
+}
+
+/* follow prints the log of o->follow until its stream ends, trying again
+ * every 0.5 s for up to -r seconds while the pod is not scheduled (its
+ * log would be empty, not refused) or its container has not started. */
+static int
+follow(struct kube *k, struct kc_config *cfg, const struct opts *o)
+{
+	static const struct timespec pause = {0, 500000000L};
+	const char *ns = o->namespace ? o->namespace : cfg->namespace;
+	char *ens = kube_escape(ns), *epod = kube_escape(o->follow);
+	char *pod = easprintf("/api/v1/namespaces/%s/pods/%s", ens, epod);
+	char *log = easprintf("%s/log", pod);
+	double until = now() + o->give_up;
+	struct kube_error e = {0};
+	int wrote = 0, sched = 0, status;
+
+	kube_query(&log, "follow", "true");
+	if (o->container)
+		kube_query(&log, "container", o->container);
+	for (;;) {
+		if (!sched && (sched = scheduled(k, pod, &e)) < 0)
+			break;
+		if (sched &&
+			(kube_stream_bytes(k, log, log_bytes, &wrote, &e) ==
+					0 ||
+				wrote || !waiting(&e)))
+			break;
+		if (now() + 0.5 > until) {
+			if (sched)
+				err_warn("pod %s/%s: container not started "
+					 "after %g s: %s",
+					ns, o->follow, o->give_up, e.msg);
+			else
+				err_warn("pod %s/%s: not scheduled after %g s",
+					ns, o->follow, o->give_up);
+			e = (struct kube_error){.kind = KUBE_EAPI};
+			break;
+		}
+		if (kube_seconds_left(k) < 0.5) {
+			e = (struct kube_error){.kind = KUBE_EDEADLINE};
+			break;
+		}
+		nanosleep(&pause, NULL);
+	}
+	if (e.kind != KUBE_OK && e.kind != KUBE_EDEADLINE && e.msg[0])
+		err_warn("%s", e.msg);
+	status = kube_exit_status(&e);
+	free(log);
+	free(pod);
+	free(epod);
+	free(ens);
+	return status;
+}
+
 /* replay runs the stream captured in o->replay through a watcher. */
 static int
 replay(const struct opts *o)
@@ -371,7 +527,7 @@ main(int argc, char **argv)
 	k = kube_new(&cfg);
 	if (o.timeout > 0)
 		kube_set_deadline(k, o.timeout);
-	status = run(k, &cfg, &o);
+	status = o.follow ? follow(k, &cfg, &o) : run(k, &cfg, &o);
 	kube_free(k);
 	kc_free(&cfg);
 	return nd_finish(status);
