@@ -45,6 +45,7 @@ sched-pick_PKGS = jansson
 sched-queue_PKGS = jansson libcurl yaml-0.1 zlib
 dra-plugin_PKGS = jansson libcurl yaml-0.1 hiredis libnghttp2 libprotobuf-c zlib
 cache-sync_PKGS = jansson libcurl libgit2 libnghttp2 libprotobuf-c zlib
+diff-pack_PKGS = jansson libcurl libgit2 zlib
 
 # t/unit/NAME.c are test drivers for lib/ functions; never installed.
 UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
@@ -101,7 +102,8 @@ endif
 image_libs = $$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1))) \
 	$(if $(filter libcurl,$(1)),$(IMAGE_CURL_LIBS))
 
-all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%) $(IMAGE_BIN)
+STATIC_BIN = $(if $(wildcard tools/diff-pack.c),$(B)/static/diff-pack)
+all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%) $(IMAGE_BIN) $(STATIC_BIN)
 
 ifeq ($(CURL),min)
 $(CURL_PC):
@@ -152,6 +154,19 @@ $(IMAGE_BIN): $(B)/image-bin/%: $(B)/tools/%.o $(B)/libhaz.a
 	$(CC) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
 		$(call image_libs,$($*_PKGS)) -lm
 
+# diff-pack as the pods of `k8shazgpu vllm run` carry it: unpack only
+# (no libgit2, no libcurl; SHA-256 is lib/sha256), linked statically with
+# jansson, so that one binary, copied into any image by an init container, runs
+# whatever C library that image has (or none). Sanitized builds link it
+# dynamically: the sanitizers' runtimes are shared objects.
+$(B)/static/diff-pack.o: tools/diff-pack.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DDP_UNPACK_ONLY $(PKG_CFLAGS) -c -o $@ $<
+
+$(B)/static/diff-pack: $(B)/static/diff-pack.o $(B)/libhaz.a
+	$(CC) $(LDFLAGS) $(if $(SANITIZE),,-static) -o $@ $< $(B)/libhaz.a \
+		$$($(PKG_CONFIG) --libs jansson)
+
 deps:
 	@scripts/deps
 
@@ -159,7 +174,7 @@ deps:
 # named $(IMAGE_PREFIX)/NAME:$(VERSION); PUSH=registry/repo pushes each
 # to registry/repo/NAME:$(VERSION) too.
 IMAGE_PREFIX ?= k8shazgpu
-image: $(IMAGE_BIN)
+image: $(IMAGE_BIN) $(STATIC_BIN)
 	@scripts/image-build -b $(B) -v $(VERSION) -p $(IMAGE_PREFIX) $(if $(PUSH),-P $(PUSH))
 .PHONY: image
 
