@@ -1,5 +1,6 @@
 #!/bin/sh
-# scripts/image-build and scripts/oci-push: the four component images,
+# scripts/image-build and scripts/oci-push: the four component images
+# and diff-pack's (one static binary, one layer),
 # their exact file lists, configs and labels, the same digests from two
 # builds, one base layer shared by all, each image really running (its
 # layers unpacked, chroot), under 20 MiB unpacked (25 the node agent's); pushed to a real
@@ -44,15 +45,16 @@ root() {
 }
 in_root() { c=$1; shift; env -i PATH=/usr/bin:/bin HOME=/ "$CHROOT" "$@"; }
 
-check 'make image: four OCI layout tars, one line each' \
+check 'make image: five OCI layout tars, one line each' \
 	'image-build -b "$BUILD" -o one >one.out 2>one.err && cat one.err && test ! -s one.err &&
-	 for c in $comps; do test -f one/$c.tar; done'
+	 for c in $comps diff-pack; do test -f one/$c.tar; done'
 
 check_output 'the lines name each image and its digest' 'cut -d" " -f1 one.out' <<EOF
 k8shazgpu/nodeagent:$version
 k8shazgpu/draplugin:$version
 k8shazgpu/controller:$version
 k8shazgpu/webhook:$version
+k8shazgpu/diff-pack:$version
 EOF
 
 # what each line must say, worked out from the layout itself
@@ -67,6 +69,12 @@ for c in $comps; do
 	awk -v n="k8shazgpu/$c:$version" -v d="$d" -v p="$packed" -v u="$unpacked" \
 		'BEGIN { printf "%s %s %.2f %.2f\n", n, d, p / 1048576, u / 1048576 }'
 done >one.want
+lay diff-pack one
+m=$(man_ diff-pack one)
+awk -v n="k8shazgpu/diff-pack:$version" -v d="sha256:$(sha256sum "$m" | cut -d' ' -f1)" \
+	-v p="$(($(wc -c <"$m") + $(jq -r '[.config.size, .layers[].size] | add' "$m")))" \
+	-v u="$(layer diff-pack one 0 | tar -tvf - | awk '/^-/ { n += $3 } END { print n + 0 }')" \
+	'BEGIN { printf "%s %s %.2f %.2f\n", n, d, p / 1048576, u / 1048576 }' >>one.want
 check_output 'each line: the manifest digest, compressed and unpacked MiB' 'cat one.out' <one.want
 
 check_output 'each image: two layers, the first (the base) the same in all four' '
@@ -93,6 +101,19 @@ check_output 'the configs: entrypoint, PATH, user (none for the DRA plugin), lab
 {"architecture":"amd64","config":{"Entrypoint":["/usr/bin/k8shazgpu-draplugin"],"Env":["PATH=/usr/bin:/bin"],"Labels":{"org.opencontainers.image.description":"the DRA kubelet plugin of driver gpu.canhazgpu.dev","org.opencontainers.image.revision":"$revision","org.opencontainers.image.source":"$source","org.opencontainers.image.title":"k8shazgpu/draplugin","org.opencontainers.image.version":"$version"}},"os":"linux"}
 {"architecture":"amd64","config":{"Entrypoint":["/usr/bin/k8shazgpu-controller"],"Env":["PATH=/usr/bin:/bin"],"Labels":{"org.opencontainers.image.description":"places GPUWorkloads on nodes and runs them as Jobs","org.opencontainers.image.revision":"$revision","org.opencontainers.image.source":"$source","org.opencontainers.image.title":"k8shazgpu/controller","org.opencontainers.image.version":"$version"},"User":"65534:65534"},"os":"linux"}
 {"architecture":"amd64","config":{"Entrypoint":["/usr/bin/k8shazgpu-webhook"],"Env":["PATH=/usr/bin:/bin"],"Labels":{"org.opencontainers.image.description":"the admission webhook: MIG-size fallback, RuntimeClass GPU limits","org.opencontainers.image.revision":"$revision","org.opencontainers.image.source":"$source","org.opencontainers.image.title":"k8shazgpu/webhook","org.opencontainers.image.version":"$version"},"User":"65534:65534"},"os":"linux"}
+EOF
+
+check_output 'the diff-pack image: one layer holding /diff-pack alone, static, as nobody; it runs with no C library' '
+	jq -r ".layers | length" "$(man_ diff-pack one)"
+	layer diff-pack one 0 | tar -tvf - --numeric-owner | awk "{ print \$1, \$2, \$6 }"
+	jq -c ".config | {Entrypoint, User}" "$(blob one/diff-pack "$(jq -r .config.digest "$(man_ diff-pack one)")")"
+	mkdir root-diff-pack && layer diff-pack one 0 | tar -C root-diff-pack -xf - &&
+	env -i "$CHROOT" root-diff-pack /diff-pack -V' <<EOF
+1
+drwxr-xr-x 0/0 ./
+-rwxr-xr-x 0/0 ./diff-pack
+{"Entrypoint":["/diff-pack"],"User":"65534:65534"}
+diff-pack $version
 EOF
 
 check_output 'the index names each image for ctr image import' '
@@ -137,19 +158,20 @@ EOF
 
 # the node agent's image carries the cache's cache-sync and libgit2 with
 # the libraries it loads (mbedtls, libssh2, krb5, pcre2): 25 MiB for it
-check_output 'each image is under its bound unpacked: 25 MiB for the node agent, 20 for the others' \
-	'awk "{ m = \$1 ~ /nodeagent/ ? 25 : 20; print \$1, (\$4 < m ? \"under \" m \" MiB\" : \"over \" m \" MiB: \" \$4) }" one.out' <<EOF
+check_output 'each image is under its bound unpacked: 25 MiB for the node agent, 20 for the others, 2 for diff-pack' \
+	'awk "{ m = \$1 ~ /nodeagent/ ? 25 : \$1 ~ /diff-pack/ ? 2 : 20; print \$1, (\$4 < m ? \"under \" m \" MiB\" : \"over \" m \" MiB: \" \$4) }" one.out' <<EOF
 k8shazgpu/nodeagent:$version under 25 MiB
 k8shazgpu/draplugin:$version under 20 MiB
 k8shazgpu/controller:$version under 20 MiB
 k8shazgpu/webhook:$version under 20 MiB
+k8shazgpu/diff-pack:$version under 2 MiB
 EOF
 
 # the second build pushes too, as make image PUSH=... does
 eventually 20 curl -sf "http://$REG/v2/"
 check 'reproducible: a second build, pushing, prints the same, the same bytes' \
 	'image-build -b "$BUILD" -o two -P "$REG/k8shazgpu" >two.out 2>two.err && diff -u one.out two.out &&
-	 for c in $comps; do cmp one/$c.tar two/$c.tar || exit 1; done'
+	 for c in $comps diff-pack; do cmp one/$c.tar two/$c.tar || exit 1; done'
 
 # pushed C: the blobs' and manifest's lines oci-push writes; $1 the verb
 pushed() {
@@ -157,16 +179,16 @@ pushed() {
 	jq -r --arg w "$REG/k8shazgpu/$2" --arg v "$1" '.config, .layers[] | "oci-push: \($w): \(.digest) \(if $v == "pushed" then "pushed (\(.size) bytes)" else "present, skipped" end)"' "$m"
 	echo "oci-push: $REG/k8shazgpu/$2:$version: manifest sha256:$(sha256sum "$m" | cut -d' ' -f1) pushed"
 }
-for c in $comps; do pushed pushed $c; done >two.want
+for c in $comps diff-pack; do pushed pushed $c; done >two.want
 check_output 'the push: each blob, then the manifest by tag' 'cat two.err' <two.want
 
 check_output 'the registry serves each manifest by tag with the local digest' '
-	for c in $comps; do
+	for c in $comps diff-pack; do
 		curl -sf -D h -o m -H "Accept: application/vnd.oci.image.manifest.v1+json" "http://$REG/v2/k8shazgpu/$c/manifests/$version" &&
 		d=$(tr -d "\r" <h | sed -n "s/^docker-content-digest: //ip") &&
 		test "$d" = "sha256:$(sha256sum m | cut -d" " -f1)" && cmp m "$(man_ $c one)" && echo "$c $d"
 	done' <<EOF
-$(for c in $comps; do echo "$c $(sed -n "s|^k8shazgpu/$c:[^ ]* \([^ ]*\) .*|\1|p" one.out)"; done)
+$(for c in $comps diff-pack; do echo "$c $(sed -n "s|^k8shazgpu/$c:[^ ]* \([^ ]*\) .*|\1|p" one.out)"; done)
 EOF
 
 pushed skipped controller >again.want
