@@ -1,0 +1,416 @@
+#!/bin/sh
+# k8shazgpu vllm run, run, cleanup and status without a cluster: with
+# --dry-run the exact objects a run would create (claim, ConfigMaps owned
+# by it, pod), from a stand-in diff-pack that records its arguments;
+# diff-pack's failures mapped to statuses and messages; every usage
+# error; the namespace from -n, the dispatcher, the kubeconfig context.
+. "$(dirname "$0")/lib.sh"
+
+cat >kubeconfig <<'EOF'
+apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:9"}
+users:
+- name: u
+  user: {token: x}
+contexts:
+- name: one
+  context: {cluster: c, user: u, namespace: ns1}
+- name: two
+  context: {cluster: c, user: u, namespace: ns2}
+current-context: one
+EOF
+mkdir bin
+# diff-pack: records its arguments in dp.args, then fails as FAKE_DP
+# says, or prints two ConfigMaps and the checkout record
+cat >bin/diff-pack <<'EOF'
+#!/bin/sh
+printf '%s\n' "$@" >"$SCRATCH/dp.args"
+case ${FAKE_DP:-ok} in
+ok) ;;
+*) echo "diff-pack: fake failure $FAKE_DP" >&2; exit "$FAKE_DP" ;;
+esac
+B=1111111111111111111111111111111111111111 H=2222222222222222222222222222222222222222
+for i in 0 1; do
+	printf '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"demo-pack-%d","namespace":"ns1","labels":{"app.kubernetes.io/managed-by":"k8shazgpu","canhazgpu.dev/run":"demo","canhazgpu.dev/workload":"vllm"},"annotations":{"canhazgpu.dev/pack-sha256":"ab12"}},"immutable":true,"binaryData":{"pack.00%d":"SEVMTE8="}}\n' $i $i
+done
+printf '{"kind":"checkout","root":"/src/vllm","remote":"origin","remote_url":%s,"branch":"feature","head":"%s","base_ref":"refs/remotes/upstream/main","merge_base":"%s","base":"%s","image":"%s","image_checked":false,"image_digest":null,"files":{"put":2,"link":1,"del":1},"bytes":10,"pack_sha256":"ab12","pack_size":1100000,"pack":null,"configmaps":["demo-pack-0","demo-pack-1"],"native":[],"submodules":[],"hidden":[],"warnings":[]}\n' \
+	"${FAKE_URL:-\"git@github.com:alice/vllm.git\"}" $H $B $B "${FAKE_IMAGE:-public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo:$B}"
+EOF
+chmod +x bin/diff-pack
+PATH=$SCRATCH/bin:$PATH
+KUBECONFIG=$SCRATCH/kubeconfig
+K8SHAZGPU_PACK_IMAGE=reg/diff-pack:1
+export PATH KUBECONFIG K8SHAZGPU_PACK_IMAGE SCRATCH
+unset K8SHAZGPU_NAMESPACE K8SHAZGPU_CONTEXT K8SHAZGPU_OUTPUT FAKE_DP FAKE_URL FAKE_IMAGE
+B40=1111111111111111111111111111111111111111
+IMG=public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo:$B40
+
+# st CMD...: its stdout, "exit N", its stderr
+st() {
+	"$@" >st.out 2>st.err
+	st_rc=$?
+	cat st.out
+	echo "exit $st_rc"
+	cat st.err
+}
+vr() { k8shazgpu vllm run "$@"; }
+dry() { vr --name demo --dry-run "$@" 2>/dev/null; }
+
+# ---------------------------------------------------------------- vllm run --dry-run
+
+check_output 'vllm run: the claim: 2 GPUs by index, the annotations, the labels' \
+	"dry --gpu-ids 3,1 --port 8080 -- vllm serve facebook/opt-125m --arg 'a b' | sed -n 1p | jq -S ." <<EOF
+{
+  "apiVersion": "resource.k8s.io/v1",
+  "kind": "ResourceClaim",
+  "metadata": {
+    "annotations": {
+      "canhazgpu.dev/base": "$B40",
+      "canhazgpu.dev/cmd": "[\"vllm\",\"serve\",\"facebook/opt-125m\",\"--arg\",\"a b\"]",
+      "canhazgpu.dev/gpu-ids": "3,1",
+      "canhazgpu.dev/head": "2222222222222222222222222222222222222222",
+      "canhazgpu.dev/image": "$IMG",
+      "canhazgpu.dev/image-name": "vllm-checkout-11111111",
+      "canhazgpu.dev/pack-sha256": "ab12",
+      "canhazgpu.dev/port": "8080",
+      "canhazgpu.dev/repo-name": "alice-vllm",
+      "canhazgpu.dev/workload": "vllm"
+    },
+    "labels": {
+      "app.kubernetes.io/managed-by": "k8shazgpu",
+      "canhazgpu.dev/run": "demo",
+      "canhazgpu.dev/workload": "vllm"
+    },
+    "name": "demo",
+    "namespace": "ns1"
+  },
+  "spec": {
+    "devices": {
+      "requests": [
+        {
+          "exactly": {
+            "allocationMode": "ExactCount",
+            "count": 2,
+            "deviceClassName": "gpu.canhazgpu.dev",
+            "selectors": [
+              {
+                "cel": {
+                  "expression": "device.attributes[\"gpu.canhazgpu.dev\"].index in [1, 3]"
+                }
+              }
+            ]
+          },
+          "name": "gpus"
+        }
+      ]
+    }
+  }
+}
+EOF
+check_output 'vllm run: diff-pack asked for the ConfigMaps, labelled with the run' 'dry >/dev/null; cat dp.args' <<'EOF'
+-k
+demo-pack
+-n
+ns1
+-l
+canhazgpu.dev/run=demo
+-l
+canhazgpu.dev/workload=vllm
+EOF
+check_output 'vllm run: the ConfigMaps as diff-pack made them, owned by the claim' \
+	'dry | sed -n 2,3p >cms && diff-pack >dp.out && sed "\$d" dp.out | jq -c ".metadata.ownerReferences = [{apiVersion: \"resource.k8s.io/v1\", kind: \"ResourceClaim\", name: \"demo\", uid: \"DRY-RUN\"}]" | cmp - cms && wc -l <cms' <<'EOF'
+2
+EOF
+check_output 'vllm run: the pod: init container, wrapper, argv kept as given, port, mounts' \
+	"dry -- vllm serve 'a b' '\$HOME' '' | sed -n 4p | jq -S ." <<EOF
+{
+  "apiVersion": "v1",
+  "kind": "Pod",
+  "metadata": {
+    "labels": {
+      "app.kubernetes.io/managed-by": "k8shazgpu",
+      "canhazgpu.dev/run": "demo",
+      "canhazgpu.dev/workload": "vllm"
+    },
+    "name": "demo",
+    "namespace": "ns1",
+    "ownerReferences": [
+      {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "name": "demo",
+        "uid": "DRY-RUN"
+      }
+    ]
+  },
+  "spec": {
+    "containers": [
+      {
+        "args": [
+          "vllm",
+          "serve",
+          "a b",
+          "\$HOME",
+          ""
+        ],
+        "command": [
+          "/bin/sh",
+          "-c",
+          "set -e\npkg=\nif command -v python3 >/dev/null 2>&1; then\n  pkg=\$(python3 -c 'import os, vllm; print(os.path.dirname(vllm.__file__))' 2>/dev/null) || pkg=\nfi\n/k8shazgpu/bin/diff-pack -u -d /k8shazgpu/pack -t \"\${K8SHAZGPU_TREE:-/vllm-workspace}\" \${pkg:+-P \"\$pkg\"}\ncd \"\${K8SHAZGPU_TREE:-/vllm-workspace}\"\nexec \"\$@\"",
+          "k8shazgpu-vllm"
+        ],
+        "image": "$IMG",
+        "name": "vllm",
+        "ports": [
+          {
+            "containerPort": 8000,
+            "name": "vllm-api"
+          }
+        ],
+        "resources": {
+          "claims": [
+            {
+              "name": "gpus"
+            }
+          ]
+        },
+        "volumeMounts": [
+          {
+            "mountPath": "/k8shazgpu/bin",
+            "name": "k8shazgpu-bin"
+          },
+          {
+            "mountPath": "/k8shazgpu/pack",
+            "name": "pack",
+            "readOnly": true
+          }
+        ]
+      }
+    ],
+    "initContainers": [
+      {
+        "command": [
+          "/diff-pack",
+          "--install",
+          "/k8shazgpu/bin/diff-pack"
+        ],
+        "image": "reg/diff-pack:1",
+        "name": "pack-tool",
+        "volumeMounts": [
+          {
+            "mountPath": "/k8shazgpu/bin",
+            "name": "k8shazgpu-bin"
+          }
+        ]
+      }
+    ],
+    "resourceClaims": [
+      {
+        "name": "gpus",
+        "resourceClaimName": "demo"
+      }
+    ],
+    "restartPolicy": "Never",
+    "volumes": [
+      {
+        "emptyDir": {},
+        "name": "k8shazgpu-bin"
+      },
+      {
+        "name": "pack",
+        "projected": {
+          "sources": [
+            {
+              "configMap": {
+                "name": "demo-pack-0"
+              }
+            },
+            {
+              "configMap": {
+                "name": "demo-pack-1"
+              }
+            }
+          ]
+        }
+      }
+    ]
+  }
+}
+EOF
+# the wrapper run here by sh, its diff-pack and cd lines made no-ops
+check_output 'the wrapper passes the arguments through exactly' \
+	"dry -- printf '[%s]' 'a b' '\$HOME' '' '\"' '*' | sed -n 4p >pod.json &&
+	 jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^/k8shazgpu/bin/diff-pack .*|:|; s|^cd .*|:|' >w.sh &&
+	 jq -j '.spec.containers[0].args[] + \"\\u0000\"' pod.json | xargs -0 sh -c \"\$(cat w.sh)\" k8shazgpu-vllm; echo" <<'EOF'
+[a b][$HOME][]["][*]
+EOF
+check_output 'the default command, one GPU, no selector; --port 0: no port' \
+	'dry --port 0 | jq -c "select(.kind == \"Pod\") | .spec.containers[0] | [.args, .ports]"; dry --port 0 | jq -c "select(.kind == \"ResourceClaim\") | [.metadata.annotations[\"canhazgpu.dev/cmd\"], .metadata.annotations[\"canhazgpu.dev/port\"], .spec.devices.requests[0].exactly]"' <<'EOF'
+[["sleep","300"],null]
+["[\"sleep\",\"300\"]",null,{"deviceClassName":"gpu.canhazgpu.dev","allocationMode":"ExactCount","count":1}]
+EOF
+check_output '--prefer-node and --toleration (every form)' \
+	'dry --prefer-node h100 --toleration a --toleration b=c --toleration d:NoSchedule --toleration e.io/f=g:NoExecute |
+	 jq -c "select(.kind == \"Pod\") | .spec | .affinity, .tolerations"' <<'EOF'
+{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"preference":{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["h100"]}]}}]}}
+[{"key":"a","operator":"Exists"},{"key":"b","operator":"Equal","value":"c"},{"key":"d","operator":"Exists","effect":"NoSchedule"},{"key":"e.io/f","operator":"Equal","value":"g","effect":"NoExecute"}]
+EOF
+check_output 'diff-pack options: -C, --base, --fetch, --image, --check; --pack-image' \
+	'dry -C /src --base v1 --fetch --image reg/v:1 --check --pack-image p/dp:2 | jq -r "select(.kind == \"Pod\") | .spec.initContainers[0].image"; sed -n "9,\$p" dp.args' <<'EOF'
+p/dp:2
+-C
+/src
+-b
+v1
+--fetch
+-i
+reg/v:1
+--check
+EOF
+check_output '--image-repo is diff-pack -r' 'dry --image-repo reg/vllm >/dev/null; sed -n "9,\$p" dp.args' <<'EOF'
+-r
+reg/vllm
+EOF
+check_output 'cache item names: from the base and the remote, an https one, none, or given' \
+	'ann() { jq -r "select(.kind == \"ResourceClaim\") | .metadata.annotations | \"\(.[\"canhazgpu.dev/image-name\"]) \(.[\"canhazgpu.dev/repo-name\"])\""; }
+	 FAKE_URL="\"https://github.com/bob/vllm\"" dry | ann; FAKE_URL=null dry | ann; FAKE_URL="\"/srv/vllm.git\"" dry | ann; FAKE_URL="\"file:///srv/x/vllm\"" dry | ann
+	 dry --image-name pinned --repo-name mine | ann' <<'EOF'
+vllm-checkout-11111111 bob-vllm
+vllm-checkout-11111111 local-vllm
+vllm-checkout-11111111 local-vllm
+vllm-checkout-11111111 local-vllm
+pinned mine
+EOF
+check_output 'what diff-pack says of the pack goes to stderr' 'vr --name demo --dry-run 2>&1 >/dev/null' <<EOF
+pack: 2 put, 1 links, 1 deleted, 10 bytes over 111111111111 (refs/remotes/upstream/main); image $IMG
+EOF
+
+# ---------------------------------------------------------------- diff-pack failing
+
+for f in '3 no pack made: not a vLLM checkout diff-pack can use (above)' \
+	'4 no pack made: the changes are over the cap (above); K8SHAZGPU_PACK_CAP raises it' \
+	'8 no image of the checkout'"'"'s base (above); --image or --image-repo names one' \
+	'75 the registry could not be reached (above); try again, or leave out --check' \
+	'1 diff-pack failed (status 1)' '2 diff-pack failed (status 2)'; do
+	s=${f%% *}
+	want=$s
+	[ "$s" != 2 ] || want=1
+	check_output "diff-pack's status $s: exit $want, its message and ours" "FAKE_DP=$s st vr --name demo --dry-run" <<EOF
+exit $want
+diff-pack: fake failure $s
+k8shazgpu vllm run: ${f#* }
+EOF
+done
+
+# ---------------------------------------------------------------- run --dry-run
+
+check_output 'run: the claim and the pod: container main, the command as given, the port' \
+	"k8shazgpu run --image busybox:1 --name job --gpus 2 --port 80 --dry-run -- sh -c 'echo \"\$0\"' x" <<'EOF'
+{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"job","namespace":"ns1","labels":{"app.kubernetes.io/managed-by":"k8shazgpu","canhazgpu.dev/run":"job","canhazgpu.dev/workload":"run"},"annotations":{"canhazgpu.dev/workload":"run","canhazgpu.dev/image":"busybox:1","canhazgpu.dev/cmd":"[\"sh\",\"-c\",\"echo \\\"$0\\\"\",\"x\"]","canhazgpu.dev/port":"80"}},"spec":{"devices":{"requests":[{"name":"gpus","exactly":{"deviceClassName":"gpu.canhazgpu.dev","allocationMode":"ExactCount","count":2}}]}}}
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"job","namespace":"ns1","labels":{"app.kubernetes.io/managed-by":"k8shazgpu","canhazgpu.dev/run":"job","canhazgpu.dev/workload":"run"},"ownerReferences":[{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","name":"job","uid":"DRY-RUN"}]},"spec":{"restartPolicy":"Never","resourceClaims":[{"name":"gpus","resourceClaimName":"job"}],"containers":[{"name":"main","image":"busybox:1","command":["sh","-c","echo \"$0\"","x"],"ports":[{"name":"main","containerPort":80}],"resources":{"claims":[{"name":"gpus"}]}}]}}
+EOF
+check_output 'run without a command: the image'"'"'s own; no port by default' \
+	'k8shazgpu run --image=busybox:1 --name=job --dry-run | jq -c "select(.kind == \"Pod\") | .spec.containers[0]"' <<'EOF'
+{"name":"main","image":"busybox:1","resources":{"claims":[{"name":"gpus"}]}}
+EOF
+check_output 'default names: k8shazgpu-vllm-NNNN, k8shazgpu-run-NNNN' \
+	'vr --dry-run 2>/dev/null | jq -r "select(.kind != \"ConfigMap\") | .metadata.name" | sed "s/[0-9]\{4\}$/NNNN/" | uniq; k8shazgpu run --image i --dry-run | jq -r .metadata.name | sed "s/[0-9]\{4\}$/NNNN/" | uniq' <<'EOF'
+k8shazgpu-vllm-NNNN
+k8shazgpu-run-NNNN
+EOF
+
+# ---------------------------------------------------------------- the namespace
+
+ns() { jq -r 'select(.kind == "ResourceClaim") | .metadata.namespace'; }
+check_output 'the namespace: the context'"'"'s, --context'"'"'s, -n (after or before the group), default' \
+	'k8shazgpu run --image i --dry-run | ns; k8shazgpu run --context two --image i --dry-run | ns
+	 k8shazgpu run -n x --image i --dry-run | ns; k8shazgpu -n y run --image i --dry-run | ns
+	 k8shazgpu --context=two run --image i --dry-run | ns
+	 KUBECONFIG=$SCRATCH/none k8shazgpu run --image i --dry-run | ns' <<'EOF'
+ns1
+ns2
+x
+y
+ns2
+default
+EOF
+
+# ---------------------------------------------------------------- usage errors
+
+u() { st k8shazgpu "$@"; }
+check_output 'usage errors: exit 2 and the reason' '
+	u run --dry-run; u run --image i --gpus 0; u run --image i --gpus x; u run --image i --gpus 129
+	u run --image i --gpu-ids 1,,3; u run --image i --gpu-ids 1,a; u run --image i --gpu-ids ,; u run --image i --gpu-ids 1,01
+	u run --image i --gpus 3 --gpu-ids 1,3; u run --image i --name Demo; u run --image i --name -x
+	u run --image i --name 123456789012345678901234567890123456789012345678901234
+	u run --image i --timeout 0; u run --image i --port 65536; u run --image i --port -1
+	u run --image i --toleration k:Sometimes; u run --image i --toleration "=v"; u run --image i --prefer-node "A B"
+	u run --image i --bogus; u run --image i stray; u run --image i --pack-image x; u run --image; u run --image "a b"
+	u vllm run --image i --image-repo r; u vllm run --image-name -x; u vllm run --repo-name "a b"
+	u vllm run -o yaml; u vllm run --name' <<'EOF'
+exit 2
+k8shazgpu run: --image IMAGE is required
+exit 2
+k8shazgpu run: --gpus: a whole number from 1 to 128, not "0"
+exit 2
+k8shazgpu run: --gpus: a whole number from 1 to 128, not "x"
+exit 2
+k8shazgpu run: --gpus: a whole number from 1 to 128, not "129"
+exit 2
+k8shazgpu run: --gpu-ids "1,,3": GPU indexes, comma-separated (1,3)
+exit 2
+k8shazgpu run: --gpu-ids "1,a": GPU indexes, comma-separated (1,3)
+exit 2
+k8shazgpu run: --gpu-ids ",": GPU indexes, comma-separated (1,3)
+exit 2
+k8shazgpu run: --gpu-ids "1,01": GPU 1 twice
+exit 2
+k8shazgpu run: --gpus 3 and --gpu-ids 1,3 disagree: that is 2 GPUs
+exit 2
+k8shazgpu run: --name "Demo": up to 53 of a-z, 0-9 and "-", starting and ending with a letter or digit
+exit 2
+k8shazgpu run: --name "-x": up to 53 of a-z, 0-9 and "-", starting and ending with a letter or digit
+exit 2
+k8shazgpu run: --name "123456789012345678901234567890123456789012345678901234": up to 53 of a-z, 0-9 and "-", starting and ending with a letter or digit
+exit 2
+k8shazgpu run: --timeout: whole seconds, at least 1, not "0"
+exit 2
+k8shazgpu run: --port: a port from 1 to 65535, or 0 for none, not "65536"
+exit 2
+k8shazgpu run: --port: a port from 1 to 65535, or 0 for none, not "-1"
+exit 2
+k8shazgpu run: --toleration k:Sometimes: the effect is NoSchedule, PreferNoSchedule or NoExecute, not "Sometimes"
+exit 2
+k8shazgpu run: --toleration =v: KEY[=VALUE][:EFFECT], KEY a taint's key
+exit 2
+k8shazgpu run: --prefer-node "A B": not a node name
+exit 2
+k8shazgpu run: unknown option --bogus (see --help)
+exit 2
+k8shazgpu run: unexpected argument "stray": the command goes after --
+exit 2
+k8shazgpu run: unknown option --pack-image (see --help)
+exit 2
+k8shazgpu run: --image needs a value
+exit 2
+k8shazgpu run: --image "a b": no spaces in an image reference
+exit 2
+k8shazgpu vllm run: --image and --image-repo: one or the other
+exit 2
+k8shazgpu vllm run: --image-name "-x": not a cache item name
+exit 2
+k8shazgpu vllm run: --repo-name "a b": not a cache item name
+exit 2
+k8shazgpu vllm: -o: json or nothing (got yaml)
+exit 2
+k8shazgpu vllm run: --name needs a value
+EOF
+check_output 'an unknown command: exit 2, the usage' 'st k8shazgpu vllm frob | sed -n 1,3p' <<'EOF'
+exit 2
+k8shazgpu vllm: unknown command "frob"
+usage: k8shazgpu-vllm run [options] [-- command [arg...]]
+EOF
+done_testing
