@@ -192,7 +192,8 @@ EOF
 # ---------------------------------------------------------------- failures leave nothing
 
 check_output 'a timeout: status 124, the scheduler'"'"'s reason, nothing left' \
-	"st kr --image busybox:1 --name big --gpus 9 --timeout 8 | sed -n '1p; 3p; \$p' | sed 's/^\(k8shazgpu run: pending: Unschedulable\): .*/\1/';
+	"st kr --image busybox:1 --name big --gpus 9 --timeout 15 >big.out; sed -n 1p big.out;
+	 grep -m 1 '^k8shazgpu run: pending: Unschedulable' big.out | sed 's/^\(k8shazgpu run: pending: Unschedulable\): .*/\1/'; tail -n 1 big.out;
 	 gone 60 big left big || echo not gone; ours" <<EOF
 exit 124
 k8shazgpu run: pending: Unschedulable
@@ -212,11 +213,13 @@ exit 1
 k8shazgpu run: deleted what this run made: pod/nopull resourceclaim/nopull
 EOF
 	RN="k8shazgpu -n $NS run --toleration k8shazgpu.dev/real-node:NoSchedule --image k8s.io/busybox:local --timeout 120"
-	check_output '--follow (real node): the log, then the command'"'"'s status' \
-		"$RN --name fol --follow -- sh -c 'echo \"hello \$0\"; sleep 1; echo bye; exit 3' 'a b' >fol.out; echo \"exit \$?\"; sed 1,4d fol.out" <<'EOF'
+	check_output '--follow (real node): the log alone on stdout, the command'"'"'s status; the pod on stderr' \
+		"$RN --name fol --follow -- sh -c 'echo \"hello \$0\"; sleep 1; echo bye; exit 3' 'a b' >fol.out 2>fol.err; echo \"exit \$?\"; cat fol.out;
+		 grep -c '^\(pod\|node\|GPUs\|logs\): ' fol.err" <<'EOF'
 exit 3
 hello a b
 bye
+4
 EOF
 	check_output 'a command that cannot start (real node): status 1, the reason, nothing left' \
 		"st $RN --name nx -- /nonexistent a | grep -v '^k8shazgpu run: \(pod\|scheduled\)' | sed 's/(StartError): .*\(exec: [^:]*\).*/(StartError): ... \1/'; gone 60 nx left nx || echo not gone" <<'EOF'

@@ -97,16 +97,24 @@ echo $? >tree.rc
 check_output 'vllm run --follow from a subdirectory exits 0' 'cat tree.rc' <<'EOF'
 0
 EOF
-# the pod's log starts with the applier's record; what the CLI says of
-# the pod comes before it
+# with --follow, stdout is the pod's log alone (what the CLI says of the
+# pod goes to stderr): the applier's record first
 check_output 'the pod prints exactly the hashes of the working tree, and the argv quoted' \
-	'sed "1,/^{\"kind\":\"unpack\"/d" tree.out' <<EOF
+	'sed 1d tree.out' <<EOF
 $(vr_expect "$VR_DEV")
 $(vr_argv bench 'a b' "c'd")
 EOF
-check_output "the applier's record: 11 files put, 2 links, 3 deletions" \
-	'grep "^{\"kind\":\"unpack\"" tree.out | jq -c "{tree, put, link, del, skipped, already}"' <<'EOF'
-{"tree":"/vllm-workspace","put":11,"link":2,"del":3,"skipped":0,"already":false}
+check_output "stdout's first line: the applier's record: 11 files put, 2 links, 3 deletions" \
+	'sed -n 1p tree.out | jq -c "{kind, tree, put, link, del, skipped, already}"' <<'EOF'
+{"kind":"unpack","tree":"/vllm-workspace","put":11,"link":2,"del":3,"skipped":0,"already":false}
+EOF
+check_output "stderr: the pod, its node and GPUs, as without --follow" \
+	'grep "^\(pod\|node\|GPUs\|reach\|logs\): " tree.err | sed "s/gpu-[0-9]* (index [0-9]*)/GPU/"' <<EOF
+pod:   tree (namespace $NS)
+node:  $HOST
+GPUs:  GPU
+reach: kubectl port-forward -n $NS pod/tree 8000:8000
+logs:  kubectl logs -n $NS -f tree
 EOF
 check_output 'the image is the base commit'"'"'s, not origin/main'"'"'s' \
 	'k get resourceclaim -n $NS tree -o json | jq -r ".metadata.annotations | .[\"canhazgpu.dev/image\"], .[\"canhazgpu.dev/base\"]"' <<EOF
