@@ -209,10 +209,10 @@ check 'no device double-booked after the restart either' \
 
 metric() { curl -s "http://127.0.0.1:$port/metrics" | grep "^$1" ; }
 running200() { metric agentaflow_workloads_running | grep -q " 200$"; }
-# the real node (t/9700), when the cluster has one, publishes 3 GPUs and 4
+# the real node (t/9700), when the cluster has one, publishes 4 GPUs and 4
 # MIG devices too
 REAL_DEVICES=0
-[ ! -f "$K8SHAZGPU_SIM_DIR/node-state" ] || REAL_DEVICES=7
+[ ! -f "$K8SHAZGPU_SIM_DIR/node-state" ] || REAL_DEVICES=8
 check_output 'metrics in Prometheus text' '
 	eventually 20 running200; metric agentaflow_gpu_total; metric agentaflow_workloads_running;
 	metric agentaflow_workloads_pending; metric "warp_gpuworkload_failed_total{reason=\"invalid\"}";
