@@ -8,9 +8,11 @@
  * they are found and into the record. */
 #include "dp_git.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -776,6 +778,375 @@ native_warning(struct ctx *c)
 	free(list);
 }
 
+/* ---- the paths worth diffing
+ *
+ * libgit2's diff of the base tree against the work tree stats every
+ * index entry (one at a time, by absolute path) and reads every
+ * directory: most of diff-pack's time on a big checkout with a few
+ * changes. The same diff restricted to the paths that can differ gives
+ * the same deltas, so these functions find a superset of those paths
+ * faster: the index entries whose work-tree stat data no longer match
+ * (stat'ed by several threads, each relative to the directory it has
+ * open), the entries git would call racy, the names found in the work
+ * tree that the index does not have (an ignored directory not entered;
+ * ignored files are left to libgit2), and the paths that differ between
+ * the base tree and the index. What this cannot vouch for (submodules,
+ * skip-worktree or assume-unchanged or intent-to-add entries, a
+ * case-insensitive index, a repository nested in the work tree) sends
+ * walk_diff to the whole diff. */
+
+struct cands {
+	char **v;
+	size_t n, alloc;
+	int whole; /* give up: diff everything */
+};
+
+static void
+cand_add(struct cands *s, const char *path)
+{
+	if (s->n == s->alloc) {
+		s->alloc = s->alloc ? 2 * s->alloc : 256;
+		s->v = erealloc(s->v, s->alloc * sizeof *s->v);
+	}
+	s->v[s->n++] = estrdup(path);
+}
+
+static void
+cands_free(struct cands *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+}
+
+struct statjob {
+	pthread_t tid;
+	int root;
+	const git_index_entry **ie;
+	unsigned char *dirty;
+	size_t from, to;
+	time_t racy; /* an entry changed in this second or later is racy */
+};
+
+/* same_stat: the work tree's file has the stat data the index recorded
+ * for it, and the index was written after that (not racy). */
+static int
+same_stat(const git_index_entry *ie, const struct stat *st, time_t racy)
+{
+	unsigned mode;
+
+	if (S_ISLNK(st->st_mode))
+		mode = GIT_FILEMODE_LINK;
+	else if (S_ISREG(st->st_mode))
+		mode = st->st_mode & S_IXUSR ? GIT_FILEMODE_BLOB_EXECUTABLE
+					     : GIT_FILEMODE_BLOB;
+	else
+		return 0;
+	return ie->mode == mode && ie->file_size == (uint32_t)st->st_size &&
+		ie->mtime.seconds == (int32_t)st->st_mtim.tv_sec &&
+		ie->mtime.nanoseconds == (uint32_t)st->st_mtim.tv_nsec &&
+		ie->ctime.seconds == (int32_t)st->st_ctim.tv_sec &&
+		ie->ctime.nanoseconds == (uint32_t)st->st_ctim.tv_nsec &&
+		ie->ino == (uint32_t)st->st_ino &&
+		(time_t)ie->mtime.seconds < racy;
+}
+
+static void *
+stat_worker(void *arg)
+{
+	struct statjob *j = arg;
+	const char *dir = NULL; /* the entry whose directory dfd is */
+	size_t i, dlen = 0;
+	int dfd = -1;
+	char buf[PATH_MAX];
+	struct stat st;
+
+	for (i = j->from; i < j->to; i++) {
+		const char *p = j->ie[i]->path, *slash = strrchr(p, '/');
+		size_t len = slash ? (size_t)(slash - p) : 0;
+		if (!dir || len != dlen || memcmp(dir, p, len)) {
+			if (dfd >= 0 && dfd != j->root)
+				close(dfd);
+			dir = p;
+			dlen = len;
+			if (!len) {
+				dfd = j->root;
+			} else if (len < sizeof buf) {
+				memcpy(buf, p, len);
+				buf[len] = 0;
+				dfd = openat(j->root, buf,
+					O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			} else {
+				dfd = -1;
+			}
+		}
+		j->dirty[i] = dfd < 0 ||
+			fstatat(dfd, slash ? slash + 1 : p, &st,
+				AT_SYMLINK_NOFOLLOW) < 0 ||
+			!same_stat(j->ie[i], &st, j->racy);
+	}
+	if (dfd >= 0 && dfd != j->root)
+		close(dfd);
+	return NULL;
+}
+
+struct walk {
+	pthread_t tid;
+	struct ctx *c;
+	struct cands *s;
+	struct cands *udirs; /* untracked directories, not entered yet */
+	const git_index_entry **ie;
+	size_t nie;
+	unsigned char *forced; /* entries under a replaced directory */
+	int root;
+	char path[PATH_MAX];
+};
+
+/* index_lower: the first index entry not before path. */
+static size_t
+index_lower(const struct walk *w, const char *path)
+{
+	size_t lo = 0, hi = w->nie;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(w->ie[mid]->path, path) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* under_index: how many index entries lie under path/ (path holding
+ * room for one more byte), from *at. */
+static size_t
+under_index(const struct walk *w, char *path, size_t len, size_t *at)
+{
+	size_t i;
+
+	path[len] = '/';
+	path[len + 1] = 0;
+	*at = index_lower(w, path);
+	for (i = *at; i < w->nie && !strncmp(w->ie[i]->path, path, len + 1);
+		i++)
+		;
+	path[len] = 0;
+	return i - *at;
+}
+
+/* walk_dir lists what the work tree has under path (len bytes, "" for
+ * the root) that the index does not. */
+static void
+walk_dir(struct walk *w, int dfd, char *path, size_t len)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+
+	if (!d) {
+		close(dfd);
+		w->s->whole = 1;
+		return;
+	}
+	while (!w->s->whole && (de = readdir(d))) {
+		const char *name = de->d_name;
+		size_t nl = strlen(name), at, k, under;
+		int isdir, ign, sub;
+		struct stat st;
+
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		if (!strcmp(name, ".git")) {
+			if (len)
+				w->s->whole = 1; /* a nested repository */
+			continue;
+		}
+		if (len + nl + 3 > PATH_MAX) {
+			w->s->whole = 1;
+			break;
+		}
+		memcpy(path + len + (len ? 1 : 0), name, nl + 1);
+		if (len)
+			path[len] = '/';
+		k = len + (len ? 1 : 0) + nl;
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			isdir = S_ISDIR(st.st_mode);
+		} else {
+			isdir = de->d_type == DT_DIR;
+		}
+		if (!isdir) {
+			at = index_lower(w, path);
+			if (at < w->nie && !strcmp(w->ie[at]->path, path))
+				continue; /* tracked: the stat threads' */
+			cand_add(w->s, path);
+			/* a directory of tracked files became this */
+			under = under_index(w, path, k, &at);
+			memset(w->forced + at, 1, under);
+			continue;
+		}
+		under = under_index(w, path, k, &at);
+		if (!under && w->udirs) {
+			/* libgit2 is not called from this thread: the
+			 * main one asks whether it is ignored */
+			cand_add(w->udirs, path);
+			continue;
+		}
+		if (!under) {
+			if (git_ignore_path_is_ignored(&ign, w->c->repo, path) <
+				0) {
+				w->s->whole = 1;
+				break;
+			}
+			if (ign)
+				continue;
+		}
+		sub = openat(dfd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			w->s->whole = 1;
+			break;
+		}
+		walk_dir(w, sub, path, k);
+	}
+	path[len] = 0;
+	closedir(d);
+}
+
+static void *
+walk_worker(void *arg)
+{
+	struct walk *w = arg;
+
+	w->path[0] = 0;
+	walk_dir(w, dup(w->root), w->path, 0);
+	return NULL;
+}
+
+/* find_cands fills s with the paths where the base tree, the index and
+ * the work tree may differ, or sets s->whole. */
+static void
+find_cands(struct ctx *c, git_tree *tree, struct cands *s)
+{
+	struct statjob job[8];
+	struct walk w;
+	struct cands found, udirs;
+	const git_index_entry *e;
+	git_diff *d = NULL;
+	char *ipath;
+	struct stat st;
+	size_t i, n = git_index_entrycount(c->index), nt;
+	long np = sysconf(_SC_NPROCESSORS_ONLN);
+	int root, walked = 0;
+	unsigned char *dirty;
+
+	if (git_index_caps(c->index) & GIT_INDEX_CAPABILITY_IGNORE_CASE) {
+		s->whole = 1;
+		return;
+	}
+	ipath = easprintf("%s/index", git_repository_path(c->repo));
+	i = stat(ipath, &st);
+	free(ipath);
+	if (i ||
+		(root = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
+			0) {
+		s->whole = 1;
+		return;
+	}
+	memset(&found, 0, sizeof found);
+	memset(&udirs, 0, sizeof udirs);
+	memset(&w, 0, sizeof w);
+	w.c = c;
+	w.s = &found;
+	w.udirs = &udirs;
+	w.root = root;
+	w.nie = n;
+	w.ie = emalloc((n ? n : 1) * sizeof *w.ie);
+	w.forced = ecalloc(n ? n : 1, 1);
+	dirty = ecalloc(n ? n : 1, 1);
+	for (i = 0; i < n; i++) {
+		e = w.ie[i] = git_index_get_byindex(c->index, i);
+		if (e->mode == GIT_FILEMODE_COMMIT ||
+			(e->flags &
+				(GIT_INDEX_ENTRY_VALID |
+					GIT_INDEX_ENTRY_STAGEMASK)) ||
+			(e->flags_extended & GIT_INDEX_ENTRY_EXTENDED_FLAGS))
+			s->whole = 1;
+	}
+	if (s->whole)
+		goto out;
+	nt = np < 2 ? 2 : np > 8 ? 8 : (size_t)np;
+	for (i = 0; i < nt; i++) {
+		job[i].root = root;
+		job[i].ie = w.ie;
+		job[i].dirty = dirty;
+		job[i].from = n * i / nt;
+		job[i].to = n * (i + 1) / nt;
+		job[i].racy = st.st_mtim.tv_sec;
+		if (pthread_create(&job[i].tid, NULL, stat_worker, &job[i])) {
+			/* the threads made so far finish; the rest here */
+			stat_worker(&job[i]);
+			job[i].tid = pthread_self();
+		}
+	}
+	if (pthread_create(&w.tid, NULL, walk_worker, &w))
+		walk_worker(&w);
+	else
+		walked = 1;
+	if (git_diff_tree_to_index(&d, c->repo, tree, c->index, NULL) < 0)
+		s->whole = 1;
+	for (i = 0; d && i < git_diff_num_deltas(d); i++) {
+		const git_diff_delta *dd = git_diff_get_delta(d, i);
+		cand_add(s, dd->old_file.path);
+		if (strcmp(dd->old_file.path, dd->new_file.path))
+			cand_add(s, dd->new_file.path);
+	}
+	git_diff_free(d);
+	for (i = 0; i < nt; i++)
+		if (!pthread_equal(job[i].tid, pthread_self()))
+			pthread_join(job[i].tid, NULL);
+	if (walked)
+		pthread_join(w.tid, NULL);
+	if (found.whole)
+		s->whole = 1;
+	for (i = 0; i < n; i++)
+		if (dirty[i] || w.forced[i])
+			cand_add(s, w.ie[i]->path);
+	for (i = 0; i < found.n; i++)
+		cand_add(s, found.v[i]);
+	/* the untracked directories not ignored, walked here */
+	w.udirs = NULL;
+	w.s = s;
+	for (i = 0; i < udirs.n && !s->whole; i++) {
+		int ign, sub;
+		size_t len = strlen(udirs.v[i]);
+		if (git_ignore_path_is_ignored(&ign, c->repo, udirs.v[i]) < 0) {
+			s->whole = 1;
+			break;
+		}
+		if (ign)
+			continue;
+		sub = openat(root, udirs.v[i],
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			s->whole = 1;
+			break;
+		}
+		memcpy(w.path, udirs.v[i], len + 1);
+		walk_dir(&w, sub, w.path, len);
+	}
+out:
+	close(root);
+	cands_free(&found);
+	cands_free(&udirs);
+	free(dirty);
+	free(w.ie);
+	free(w.forced);
+}
+
 /* walk_diff lists the entries of the base tree → work tree diff, sorted
  * by path, each with its base blob. */
 static int
@@ -786,24 +1157,38 @@ walk_diff(struct ctx *c)
 	git_diff *diff = NULL;
 	git_tree *tree = NULL;
 	git_tree_entry *te;
+	struct cands cs;
 	size_t i, k, n;
 	int st = 0;
 
+	memset(&cs, 0, sizeof cs);
 	git_diff_options_init(&dopt, GIT_DIFF_OPTIONS_VERSION);
 	dopt.flags = GIT_DIFF_INCLUDE_UNTRACKED |
 		GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_INCLUDE_TYPECHANGE;
 	git_diff_find_options_init(&fopt, GIT_DIFF_FIND_OPTIONS_VERSION);
 	fopt.flags = GIT_DIFF_FIND_RENAMES | GIT_DIFF_FIND_FOR_UNTRACKED;
-	if (git_commit_tree(&tree, c->base) < 0 ||
-		git_diff_tree_to_workdir_with_index(&diff, c->repo, tree,
-			&dopt) < 0 ||
-		git_diff_find_similar(diff, &fopt) < 0) {
+	if (git_commit_tree(&tree, c->base) < 0)
+		goto fail;
+	if (!getenv("K8SHAZGPU_DP_WHOLE"))
+		find_cands(c, tree, &cs);
+	else
+		cs.whole = 1;
+	if (!cs.whole) {
+		dopt.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+		dopt.pathspec.strings = cs.v;
+		dopt.pathspec.count = cs.n;
+	}
+	if ((cs.whole || cs.n) &&
+		(git_diff_tree_to_workdir_with_index(&diff, c->repo, tree,
+			 &dopt) < 0 ||
+			git_diff_find_similar(diff, &fopt) < 0)) {
+	fail:
 		err_warn("%s: the diff from %s: %s", c->root, c->base_hex,
 			gerr());
 		st = HAZ_FAIL;
 		goto out;
 	}
-	n = git_diff_num_deltas(diff);
+	n = diff ? git_diff_num_deltas(diff) : 0;
 	for (i = 0; i < n && !st; i++)
 		st = one_delta(c, git_diff_get_delta(diff, i));
 	if (st)
@@ -845,6 +1230,7 @@ walk_diff(struct ctx *c)
 out:
 	git_diff_free(diff);
 	git_tree_free(tree);
+	cands_free(&cs);
 	return st;
 }
 
