@@ -55,7 +55,7 @@ EOF
 check_output 'each runs its image from the sim registry, by the digest built' '
 	k get pods -n "$NS" -o json | jq -r ".items[] | select(.metadata.labels[\"app.kubernetes.io/name\"] != \"k8shazgpu-webhook-certs\")
 		| .status.containerStatuses[0].imageID" | sort' <<EOF
-$(sort -k1,1 "$D/install/digests" | while read -r c d; do echo "127.0.0.1:$REGISTRY_PORT/k8shazgpu/$c@$d"; done | sort)
+$(sort -k1,1 "$D/install/digests" | grep -v '^diff-pack ' | while read -r c d; do echo "127.0.0.1:$REGISTRY_PORT/k8shazgpu/$c@$d"; done | sort)
 EOF
 check_output 'the sim gave its own node agent and plugin processes up to them' \
 	"k8shazgpu-sim status | awk '\$1 == \"node-agent\" || \$1 == \"plugin\" {print \$1, \$2}'" <<'EOF'
@@ -97,7 +97,7 @@ check 'the node agent pod publishes the node again: its label and its ResourceSl
 	'eventually 60 same_slice && eventually 30 test "$(label)" = NVIDIA-H100-80GB-HBM3'
 check_output 'and the GPUs as extended resources, for GPUWorkloads' \
 	"k get node $HOST -o jsonpath='{.status.allocatable.nvidia\.com/gpu} {.status.allocatable.nvidia\.com/mig-2g\.20gb}'; echo" <<'EOF'
-3 3
+4 3
 EOF
 
 # ---- the controller --------------------------------------------------------
