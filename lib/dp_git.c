@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -663,6 +664,10 @@ sync_path(struct ctx *c, const char *path, unsigned mode, struct entry **out)
 			e->exec = mode == GIT_FILEMODE_BLOB_EXECUTABLE;
 		else
 			e->exec = (st.st_mode & S_IXUSR) != 0;
+	} else if (S_ISDIR(st.st_mode)) {
+		/* a file of the base became a directory: the file goes,
+		 * the directory's files come as entries of their own */
+		e = add_entry(c, path, OP_DEL);
 	} else {
 		warn(c, "%s: not a file or a symlink: not packed", path);
 		ret = 1;
@@ -790,10 +795,13 @@ native_warning(struct ctx *c)
  * open), the entries git would call racy, the names found in the work
  * tree that the index does not have (an ignored directory not entered;
  * ignored files are left to libgit2), and the paths that differ between
- * the base tree and the index. What this cannot vouch for (submodules,
- * skip-worktree or assume-unchanged or intent-to-add entries, a
- * case-insensitive index, a repository nested in the work tree) sends
- * walk_diff to the whole diff. */
+ * the base tree and the index (trees whose id the index's cache-tree
+ * already says is the base's are not read). Entries libgit2 treats in
+ * its own way (submodules, skip-worktree, assume-unchanged,
+ * intent-to-add) are always among the paths. What this cannot vouch
+ * for (a case-insensitive index, unmerged entries, a repository nested
+ * in the work tree, a name too long) sends walk_diff to the whole diff,
+ * as does the environment variable K8SHAZGPU_DP_WHOLE (for tests). */
 
 struct cands {
 	char **v;
@@ -988,6 +996,10 @@ walk_dir(struct walk *w, int dfd, char *path, size_t len)
 			memset(w->forced + at, 1, under);
 			continue;
 		}
+		at = index_lower(w, path);
+		if (at < w->nie && !strcmp(w->ie[at]->path, path) &&
+			w->ie[at]->mode == GIT_FILEMODE_COMMIT)
+			continue; /* a submodule: libgit2's to look at */
 		under = under_index(w, path, k, &at);
 		if (!under && w->udirs) {
 			/* libgit2 is not called from this thread: the
@@ -1016,6 +1028,224 @@ walk_dir(struct walk *w, int dfd, char *path, size_t len)
 	closedir(d);
 }
 
+/* The index's cache-tree extension (TREE) gives the tree id of every
+ * directory whose entries have not changed since a tree was written
+ * from them: a directory whose id is the base's own holds no change
+ * between the base and the index, and its trees need not be read. */
+struct ctree {
+	char *name;
+	int valid;
+	git_oid id;
+	struct ctree *kids;
+	size_t nkids;
+};
+
+static void
+ctree_free(struct ctree *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nkids; i++)
+		ctree_free(&t->kids[i]);
+	free(t->kids);
+	free(t->name);
+}
+
+static int
+ctree_parse(const unsigned char *b, size_t *at, size_t end, struct ctree *t,
+	int depth)
+{
+	const unsigned char *nul = memchr(b + *at, 0, end - *at);
+	long cnt, kids;
+	char *e;
+	size_t i;
+
+	if (!nul || depth > 256)
+		return -1;
+	t->name = estrdup((const char *)b + *at);
+	*at = (size_t)(nul - b) + 1;
+	if (!memchr(b + *at, '\n', end - *at))
+		return -1;
+	cnt = strtol((const char *)b + *at, &e, 10);
+	if (*e != ' ')
+		return -1;
+	kids = strtol(e + 1, &e, 10);
+	if (*e != '\n' || kids < 0 || (size_t)kids > end)
+		return -1;
+	*at = (size_t)((unsigned char *)e - b) + 1;
+	if (cnt >= 0) {
+		if (end - *at < GIT_OID_SHA1_SIZE)
+			return -1;
+		git_oid_fromraw(&t->id, b + *at);
+		t->valid = 1;
+		*at += GIT_OID_SHA1_SIZE;
+	}
+	if (!kids)
+		return 0;
+	t->kids = ecalloc((size_t)kids, sizeof *t->kids);
+	t->nkids = (size_t)kids;
+	for (i = 0; i < t->nkids; i++)
+		if (ctree_parse(b, at, end, &t->kids[i], depth + 1) < 0)
+			return -1;
+	return 0;
+}
+
+static uint32_t
+be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+		(uint32_t)p[2] << 8 | p[3];
+}
+
+/* ctree_read reads the cache-tree of the index file libgit2 read (its
+ * checksum the same), versions 2 and 3; 0, or -1 when there is none to
+ * trust. */
+static int
+ctree_read(struct ctx *c, struct ctree *t)
+{
+	const git_oid *sum = git_index_checksum(c->index);
+	const char *ipath = git_index_path(c->index);
+	const unsigned char *b;
+	size_t len, at, i, n, end;
+	uint32_t ver;
+	int fd, ok = -1;
+	struct stat st;
+	void *m;
+
+	memset(t, 0, sizeof *t);
+	if (!sum || !ipath || (fd = open(ipath, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	/* git and libgit2 replace the index by rename, never in place */
+	if (fstat(fd, &st) < 0 || st.st_size < 12 + GIT_OID_SHA1_SIZE ||
+		(m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+			 0)) == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	b = m;
+	len = (size_t)st.st_size;
+	if (memcmp(b, "DIRC", 4) ||
+		memcmp(b + len - GIT_OID_SHA1_SIZE, sum->id, GIT_OID_SHA1_SIZE))
+		goto out;
+	ver = be32(b + 4);
+	n = be32(b + 8);
+	if (ver != 2 && ver != 3)
+		goto out;
+	end = len - GIT_OID_SHA1_SIZE;
+	for (at = 12, i = 0; i < n; i++) {
+		size_t fix = 62;
+		const unsigned char *nul;
+		if (end - at < fix + 1)
+			goto out;
+		if (ver == 3 && (b[at + 60] & 0x40))
+			fix += 2;
+		if (!(nul = memchr(b + at + fix, 0, end - at - fix)))
+			goto out;
+		at += ((size_t)(nul - (b + at)) + 8) & ~(size_t)7;
+		if (at > end)
+			goto out;
+	}
+	while (end - at >= 8) {
+		uint32_t sz = be32(b + at + 4);
+		if (sz > end - at - 8)
+			goto out;
+		if (!memcmp(b + at, "TREE", 4)) {
+			size_t p = at + 8;
+			if (sz && ctree_parse(b, &p, at + 8 + sz, t, 0) == 0)
+				ok = 0;
+			break;
+		}
+		at += 8 + sz;
+	}
+out:
+	munmap(m, len);
+	if (ok < 0)
+		ctree_free(t), memset(t, 0, sizeof *t);
+	return ok;
+}
+
+/* tree_vs_index adds the paths under path (plen bytes: "" or ending in
+ * '/') where the base tree bt and the index differ. */
+static int
+tree_vs_index(struct walk *w, const git_tree *bt, const struct ctree *ct,
+	char *path, size_t plen)
+{
+	size_t i, n = git_tree_entrycount(bt), at;
+	const git_tree_entry *te;
+	const git_index_entry *ie;
+
+	if (ct && ct->valid && git_oid_equal(&ct->id, git_tree_id(bt)))
+		return 0;
+	for (i = 0; i < n; i++) {
+		const char *name;
+		size_t nl;
+		te = git_tree_entry_byindex(bt, i);
+		name = git_tree_entry_name(te);
+		nl = strlen(name);
+		if (plen + nl + 2 >= PATH_MAX)
+			return -1;
+		memcpy(path + plen, name, nl + 1);
+		if (git_tree_entry_type(te) == GIT_OBJECT_TREE) {
+			const struct ctree *kid = NULL;
+			git_tree *sub;
+			size_t k;
+			int st;
+			for (k = 0; ct && k < ct->nkids; k++)
+				if (!strcmp(ct->kids[k].name, name))
+					kid = &ct->kids[k];
+			if (kid && kid->valid &&
+				git_oid_equal(&kid->id, git_tree_entry_id(te)))
+				continue; /* not read: the same */
+			if (git_tree_lookup(&sub, w->c->repo,
+				    git_tree_entry_id(te)) < 0)
+				return -1;
+			path[plen + nl] = '/';
+			path[plen + nl + 1] = 0;
+			st = tree_vs_index(w, sub, kid, path, plen + nl + 1);
+			git_tree_free(sub);
+			if (st < 0)
+				return -1;
+			continue;
+		}
+		at = index_lower(w, path);
+		ie = at < w->nie ? w->ie[at] : NULL;
+		if (!ie || strcmp(ie->path, path) ||
+			ie->mode != (uint32_t)git_tree_entry_filemode(te) ||
+			!git_oid_equal(&ie->id, git_tree_entry_id(te)))
+			cand_add(w->s, path);
+	}
+	/* the index's entries the base has not */
+	path[plen] = 0;
+	at = index_lower(w, path);
+	while (at < w->nie && !strncmp(w->ie[at]->path, path, plen)) {
+		const char *p = w->ie[at]->path, *rest = p + plen;
+		const char *slash = strchr(rest, '/');
+		size_t cl = slash ? (size_t)(slash - rest) : strlen(rest);
+		int has;
+		if (plen + cl + 2 >= PATH_MAX)
+			return -1;
+		memcpy(path + plen, rest, cl);
+		path[plen + cl] = 0;
+		te = git_tree_entry_byname(bt, path + plen);
+		if (!slash) {
+			if (!te || git_tree_entry_type(te) == GIT_OBJECT_TREE)
+				cand_add(w->s, p);
+			at++;
+			continue;
+		}
+		has = te && git_tree_entry_type(te) == GIT_OBJECT_TREE;
+		path[plen + cl] = '0'; /* just after "name/" */
+		path[plen + cl + 1] = 0;
+		n = index_lower(w, path);
+		for (; !has && at < n; at++)
+			cand_add(w->s, w->ie[at]->path);
+		at = n;
+	}
+	path[plen] = 0;
+	return 0;
+}
+
 static void *
 walk_worker(void *arg)
 {
@@ -1035,13 +1265,14 @@ find_cands(struct ctx *c, git_tree *tree, struct cands *s)
 	struct walk w;
 	struct cands found, udirs;
 	const git_index_entry *e;
-	git_diff *d = NULL;
 	char *ipath;
 	struct stat st;
 	size_t i, n = git_index_entrycount(c->index), nt;
 	long np = sysconf(_SC_NPROCESSORS_ONLN);
-	int root, walked = 0;
+	int root, walked = 0, have;
 	unsigned char *dirty;
+	struct walk tw;
+	struct ctree ct;
 
 	if (git_index_caps(c->index) & GIT_INDEX_CAPABILITY_IGNORE_CASE) {
 		s->whole = 1;
@@ -1069,12 +1300,13 @@ find_cands(struct ctx *c, git_tree *tree, struct cands *s)
 	dirty = ecalloc(n ? n : 1, 1);
 	for (i = 0; i < n; i++) {
 		e = w.ie[i] = git_index_get_byindex(c->index, i);
-		if (e->mode == GIT_FILEMODE_COMMIT ||
-			(e->flags &
-				(GIT_INDEX_ENTRY_VALID |
-					GIT_INDEX_ENTRY_STAGEMASK)) ||
-			(e->flags_extended & GIT_INDEX_ENTRY_EXTENDED_FLAGS))
+		if (e->flags & GIT_INDEX_ENTRY_STAGEMASK)
 			s->whole = 1;
+		/* what libgit2 looks at in its own way, it looks at */
+		if (e->mode == GIT_FILEMODE_COMMIT ||
+			(e->flags & GIT_INDEX_ENTRY_VALID) ||
+			(e->flags_extended & GIT_INDEX_ENTRY_EXTENDED_FLAGS))
+			w.forced[i] = 1;
 	}
 	if (s->whole)
 		goto out;
@@ -1096,25 +1328,21 @@ find_cands(struct ctx *c, git_tree *tree, struct cands *s)
 		walk_worker(&w);
 	else
 		walked = 1;
-	if (git_diff_tree_to_index(&d, c->repo, tree, c->index, NULL) < 0)
+	memset(&tw, 0, sizeof tw);
+	tw.c = c;
+	tw.s = s;
+	tw.ie = w.ie;
+	tw.nie = n;
+	have = ctree_read(c, &ct) == 0;
+	tw.path[0] = 0;
+	if (tree_vs_index(&tw, tree, have ? &ct : NULL, tw.path, 0) < 0)
 		s->whole = 1;
-	for (i = 0; d && i < git_diff_num_deltas(d); i++) {
-		const git_diff_delta *dd = git_diff_get_delta(d, i);
-		cand_add(s, dd->old_file.path);
-		if (strcmp(dd->old_file.path, dd->new_file.path))
-			cand_add(s, dd->new_file.path);
-	}
-	git_diff_free(d);
-	for (i = 0; i < nt; i++)
-		if (!pthread_equal(job[i].tid, pthread_self()))
-			pthread_join(job[i].tid, NULL);
+	if (have)
+		ctree_free(&ct);
 	if (walked)
 		pthread_join(w.tid, NULL);
 	if (found.whole)
 		s->whole = 1;
-	for (i = 0; i < n; i++)
-		if (dirty[i] || w.forced[i])
-			cand_add(s, w.ie[i]->path);
 	for (i = 0; i < found.n; i++)
 		cand_add(s, found.v[i]);
 	/* the untracked directories not ignored, walked here */
@@ -1138,6 +1366,12 @@ find_cands(struct ctx *c, git_tree *tree, struct cands *s)
 		memcpy(w.path, udirs.v[i], len + 1);
 		walk_dir(&w, sub, w.path, len);
 	}
+	for (i = 0; i < nt; i++)
+		if (!pthread_equal(job[i].tid, pthread_self()))
+			pthread_join(job[i].tid, NULL);
+	for (i = 0; i < n; i++)
+		if (dirty[i] || w.forced[i])
+			cand_add(s, w.ie[i]->path);
 out:
 	close(root);
 	cands_free(&found);
@@ -1328,6 +1562,62 @@ same_as_base(const struct entry *e)
 	return strcmp(oid_hex(&id, hex), e->base_blob) == 0;
 }
 
+struct readjob {
+	pthread_t tid;
+	struct ctx *c;
+	size_t *next; /* the next entry to read, shared */
+	pthread_mutex_t *mu;
+	int failed;
+};
+
+static void *
+read_worker(void *arg)
+{
+	struct readjob *j = arg;
+	size_t i;
+
+	for (;;) {
+		pthread_mutex_lock(j->mu);
+		i = (*j->next)++;
+		pthread_mutex_unlock(j->mu);
+		if (i >= j->c->n)
+			break;
+		if (j->c->e[i].op == OP_PUT && read_file(j->c, &j->c->e[i]) < 0)
+			j->failed = 1;
+	}
+	return NULL;
+}
+
+/* read_all reads every put's bytes and their sha256s, a few files at a
+ * time; 0, or -1 having said why. */
+static int
+read_all(struct ctx *c)
+{
+	struct readjob job[8];
+	pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	size_t next = 0, i, nt;
+	long np = sysconf(_SC_NPROCESSORS_ONLN);
+	int failed = 0;
+
+	nt = np < 2 ? 2 : np > 8 ? 8 : (size_t)np;
+	for (i = 0; i < nt; i++) {
+		job[i].c = c;
+		job[i].next = &next;
+		job[i].mu = &mu;
+		job[i].failed = 0;
+		if (pthread_create(&job[i].tid, NULL, read_worker, &job[i])) {
+			read_worker(&job[i]);
+			job[i].tid = pthread_self();
+		}
+	}
+	for (i = 0; i < nt; i++) {
+		if (!pthread_equal(job[i].tid, pthread_self()))
+			pthread_join(job[i].tid, NULL);
+		failed |= job[i].failed;
+	}
+	return failed ? -1 : 0;
+}
+
 /* build_pack reads every put's bytes and lays out the pack in memory. */
 static int
 build_pack(struct ctx *c)
@@ -1342,9 +1632,8 @@ build_pack(struct ctx *c)
 			data += c->e[i].size;
 	if (data > c->o->cap)
 		return over_cap(c, data, "the pack's files alone are");
-	for (i = 0; i < c->n; i++)
-		if (c->e[i].op == OP_PUT && read_file(c, &c->e[i]) < 0)
-			return HAZ_FAIL;
+	if (read_all(c) < 0)
+		return HAZ_FAIL;
 	for (i = 0, k = 0; i < c->n; i++) {
 		if (same_as_base(&c->e[i]))
 			entry_free(&c->e[i]);

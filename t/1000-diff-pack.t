@@ -11,7 +11,10 @@
 # native paths are warned of; a pack over the cap exits 4 naming the
 # biggest files; the ConfigMaps carry the pack exactly; --check asks a
 # registry of this script's own (Debian's docker-registry), walking back
-# to the ancestor that has an image; and the pack applied with -u onto
+# to the ancestor that has an image; the diff narrowed to the paths that
+# may have changed gives the same pack as the whole diff
+# (K8SHAZGPU_DP_WHOLE=1), also with a directory that replaced a file or
+# a symlink that replaced a directory; and the pack applied with -u onto
 # a copy of the base gives the work tree.
 . "$(dirname "$0")/lib.sh"
 
@@ -388,6 +391,54 @@ check_output '--fetch fetches main of origin (no upstream) first' '
 ["refs/remotes/origin/main","$(git -C up2 rev-parse HEAD~1)"]
 $(git -C up2 rev-parse HEAD)
 EOF
+
+# ---- the narrowed diff: diff-pack hands libgit2 only the paths that
+# may have changed; K8SHAZGPU_DP_WHOLE=1 hands it the whole work tree.
+# Both must give the same pack, on checkouts with the changes that the
+# narrowing must not miss.
+
+git clone -q up.git edges && cd edges &&
+	mkdir -p vllm/d build && printf 'dx\n' >vllm/d/x.py && printf 'dy\n' >vllm/d/y.py &&
+	printf 'build/\n' >>.gitignore && printf 'keep\n' >build/keep.py &&
+	git add -A && git add -f build/keep.py && git commit -qm edges &&
+	rm -r vllm/d && ln -s newpkg vllm/d &&
+	rm vllm/b.py && mkdir vllm/b.py && printf 'z\n' >vllm/b.py/z.py &&
+	printf 'kept\n' >build/keep.py && printf 'junk\n' >build/junk.py &&
+	printf 'ita\n' >vllm/ita.py && git add -N vllm/ita.py &&
+	git rm -q --cached vllm/two.py &&
+	printf 'x = 9\n' >vllm/a.py &&
+	mkdir -p vllm/newpkg/sub && printf 'n\n' >vllm/newpkg/sub/n.py &&
+	mkdir -p vllm/__pycache__ && printf 'pyc\n' >vllm/__pycache__/a.pyc &&
+	printf '__pycache__/\n' >>.git/info/exclude &&
+	cd .. || { echo "Bail out! no edges checkout"; exit 1; }
+check_output 'the narrowed diff finds every kind of change' '
+	diff-pack -C edges -o e1.pack 2>/dev/null >/dev/null && manifest e1.pack | jq -r ".entries[] | [.op, .path] | join(\" \")"' <<EOF
+put .gitignore
+put build/keep.py
+put vllm/a.py
+del vllm/b.py
+put vllm/b.py/z.py
+link vllm/d
+put vllm/ita.py
+put vllm/newpkg/sub/n.py
+EOF
+check 'that pack applied onto the base gives the work tree' '
+	mkdir -p et && git -C up.git archive "$C3" | tar -x -C et &&
+	diff-pack -u -f e1.pack -t et -P et/vllm -q &&
+	(cd edges && git ls-files -co --exclude-standard | grep -v -e "^vllm/d/" -e "^vllm/b.py\$" | LC_ALL=C sort) >want &&
+	(cd et && find . \( -type f -o -type l \) ! -name .k8shazgpu-pack | sed "s|^\./||" | LC_ALL=C sort) >got &&
+	diff -u want got && cmp edges/vllm/b.py/z.py et/vllm/b.py/z.py'
+check 'the narrowed diff and the whole one give the same packs' '
+	for d in work edges native big; do
+		diff-pack -C $d -x 1G -o n.pack >/dev/null 2>&1 &&
+		K8SHAZGPU_DP_WHOLE=1 diff-pack -C $d -x 1G -o w.pack >/dev/null 2>&1 &&
+		cmp n.pack w.pack || exit 1
+	done'
+cp -a edges nested && git init -q nested/extra/inner
+check 'a repository nested in an untracked directory: the same pack' '
+	diff-pack -C nested -o n.pack >/dev/null 2>&1 &&
+	K8SHAZGPU_DP_WHOLE=1 diff-pack -C nested -o w.pack >/dev/null 2>&1 &&
+	cmp n.pack w.pack'
 
 # ---- round trip: the pack applied onto a copy of the base
 
