@@ -1,4 +1,5 @@
-/* wl: GPUWorkloads checked, turned into requests and Jobs (see wl.h). */
+/* wl: GPUWorkloads checked, turned into requests, Jobs and claim
+ * templates (see wl.h). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -622,8 +623,68 @@ member(struct jb *out, const char *k)
 	jb_raw(out, ":");
 }
 
-void
-wl_request(const json_t *w, const char *extra_key, struct jb *out)
+/* canon appends the canonical name of profile v to list unless it is
+ * no profile, is there already, or the list is full. */
+static void
+canon(json_t *list, const json_t *v)
+{
+	struct mig_profile p;
+	char name[32];
+	size_t i;
+
+	if (!json_is_string(v) || mig_parse(json_string_value(v), &p) < 0 ||
+		json_array_size(list) >= WL_MAX_SUBREQUESTS)
+		return;
+	mig_format(&p, name, sizeof name);
+	for (i = 0; i < json_array_size(list); i++)
+		if (!strcmp(json_string_value(json_array_get(list, i)), name))
+			return;
+	json_array_append_new(list, json_string(name));
+}
+
+json_t *
+wl_chain(const json_t *w, const struct migchain *chains)
+{
+	const json_t *ask = req(w, "migProfile"), *fb = req(w, "migFallback");
+	const char *const *next;
+	json_t *list = json_array(), *v;
+	size_t i, n;
+
+	canon(list, ask);
+	if (!json_array_size(list))
+		return list;
+	if (json_is_array(fb)) {
+		json_array_foreach(fb, i, v)
+			canon(list, v);
+		return list;
+	}
+	n = chains ? migchain_after(chains,
+			     json_string_value(json_array_get(list, 0)), &next)
+		   : 0;
+	for (i = 0; i < n; i++) {
+		v = json_string(next[i]);
+		canon(list, v);
+		json_decref(v);
+	}
+	return list;
+}
+
+/* fallbacks writes the profiles of w's chain after the first. */
+static void
+fallbacks(struct jb *out, const json_t *w, const struct migchain *chains)
+{
+	json_t *list = wl_chain(w, chains);
+
+	if (json_array_size(list))
+		json_array_remove(list, 0);
+	jb_json(out, list);
+	json_decref(list);
+}
+
+/* request writes w's request; with dra set, as wl_request_dra says. */
+static void
+request(const json_t *w, const char *extra_key, int dra,
+	const struct migchain *chains, struct jb *out)
 {
 	const json_t *v, *a = spec(w, "nodeSelector"),
 			 *b = pod(w, "nodeSelector");
@@ -645,7 +706,7 @@ wl_request(const json_t *w, const char *extra_key, struct jb *out)
 		given(v) && whole(v, 0, (double)(1LL << 40), &n) == 0 ? n : 0);
 	member(out, "exclusive");
 	v = req(w, "exclusiveAccess");
-	jb_raw(out, json_is_false(v) ? "false" : "true");
+	jb_raw(out, json_is_false(v) && !dra ? "false" : "true");
 	member(out, "priority");
 	jb_int(out, wl_priority(w));
 	v = at(w, "metadata", "creationTimestamp", NULL);
@@ -676,7 +737,9 @@ wl_request(const json_t *w, const char *extra_key, struct jb *out)
 		jb_json(out, v);
 		member(out, "mig_fallback");
 		v = req(w, "migFallback");
-		if (json_is_array(v))
+		if (dra)
+			fallbacks(out, w, chains);
+		else if (json_is_array(v))
 			jb_json(out, v);
 		else
 			jb_raw(out, "[]");
@@ -700,6 +763,19 @@ wl_request(const json_t *w, const char *extra_key, struct jb *out)
 		jb_raw(out, "}");
 	}
 	jb_raw(out, "}");
+}
+
+void
+wl_request(const json_t *w, const char *extra_key, struct jb *out)
+{
+	request(w, extra_key, 0, NULL, out);
+}
+
+void
+wl_request_dra(const json_t *w, const char *extra_key,
+	const struct migchain *chains, struct jb *out)
+{
+	request(w, extra_key, 1, chains, out);
 }
 
 /* ---- which nodes ---- */
@@ -847,6 +923,49 @@ arm(json_t *c, const char *res, size_t n, const char *list, const json_t *model)
 	}
 }
 
+/* named returns a copy of list (an array of objects, or anything: none)
+ * without its entries named as entry, then entry (taken). */
+static json_t *
+named(const json_t *list, json_t *entry)
+{
+	const char *name = text(json_object_get(entry, "name"));
+	json_t *out = json_array(), *e;
+	size_t i;
+
+	json_array_foreach(list, i, e) {
+		if (strcmp(text(json_object_get(e, "name")), name) != 0)
+			json_array_append_new(out, json_deep_copy(e));
+	}
+	json_array_append_new(out, entry);
+	return out;
+}
+
+/* claim gives container c the pod's claim instead of devices: it loses
+ * what disarm takes, and gets the claim and MODEL_NAME. */
+static void
+claim(json_t *c, const json_t *model)
+{
+	json_t *r, *env;
+
+	if (!json_is_object(c))
+		return;
+	disarm(c);
+	r = set_copy(c, "resources", json_object_get(c, "resources"));
+	json_object_set_new(r, "claims",
+		named(json_object_get(r, "claims"),
+			json_pack("{s:s}", "name", WL_CLAIM_REQUEST)));
+	if (!json_is_string(model))
+		return;
+	env = json_object_get(c, "env");
+	if (!json_is_array(env)) {
+		env = json_array();
+		json_object_set_new(c, "env", env);
+	}
+	drop_env(env, "MODEL_NAME");
+	json_array_append_new(env,
+		json_pack("{s:s, s:O}", "name", "MODEL_NAME", "value", model));
+}
+
 /* containers returns the Job's containers for w, all copies. */
 static json_t *
 containers(const json_t *w, const char *image)
@@ -944,13 +1063,22 @@ pod_spec(const json_t *w, const struct wl_place *p, const char *image,
 	res = p->mig_profile ? easprintf("nvidia.com/mig-%s", p->mig_profile)
 			     : estrdup("nvidia.com/gpu");
 	json_array_foreach(cs, i, c) {
-		if (i == 0)
+		if (i == 0 && p->claim_template)
+			claim(c, spec(w, "modelName"));
+		else if (i == 0)
 			arm(c, res, json_array_size(p->devices), list,
 				spec(w, "modelName"));
 		else
 			disarm(c);
 	}
 	free(res);
+	if (p->claim_template)
+		json_object_set_new(ps, "resourceClaims",
+			named(json_object_get(ps, "resourceClaims"),
+				json_pack("{s:s, s:s}", "name",
+					WL_CLAIM_REQUEST,
+					"resourceClaimTemplateName",
+					p->claim_template)));
 	json_array_foreach(json_object_get(ps, "initContainers"), i, c)
 		disarm(c);
 	rp = json_object_get(ps, "restartPolicy");
@@ -997,7 +1125,12 @@ wl_job(const json_t *w, const struct wl_place *p, const char *image,
 	json_object_set_new(l, "canhazgpu.dev/workload", json_string(name));
 	l = set_copy(tmeta, "annotations",
 		at(w, "spec", "podTemplate", "metadata", "annotations", NULL));
-	json_object_set_new(l, "canhazgpu.dev/devices", json_string(list));
+	/* with a claim the devices are the claim's, which may differ */
+	if (p->claim_template)
+		json_object_del(l, "canhazgpu.dev/devices");
+	else
+		json_object_set_new(l, "canhazgpu.dev/devices",
+			json_string(list));
 	job = json_pack("{s:s, s:s, s:o, s:{s:i, s:{s:o, s:o}}}", "apiVersion",
 		"batch/v1", "kind", "Job", "metadata", meta, "spec",
 		"backoffLimit", 0, "template", "metadata", tmeta, "spec",
@@ -1006,4 +1139,117 @@ wl_job(const json_t *w, const struct wl_place *p, const char *image,
 	free(devs);
 	json_decref(none);
 	return job;
+}
+
+/* ---- the claim template ---- */
+
+/* cel_str appends s to b as a CEL string literal. */
+static void
+cel_str(struct jb *b, const char *s)
+{
+	char c[2] = {0, 0};
+
+	jb_raw(b, "\"");
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			jb_raw(b, "\\");
+		c[0] = *s;
+		jb_raw(b, c);
+	}
+	jb_raw(b, "\"");
+}
+
+/* cel returns the selector list of one CEL expression: the attribute of
+ * the driver named attr, compared by op to the strings of vals (one
+ * string, or an array written as a CEL list). */
+static json_t *
+cel(const char *attr, const char *op, const json_t *vals)
+{
+	struct jb b = {0};
+	json_t *v, *sel;
+	size_t i;
+
+	jb_raw(&b, "device.attributes[");
+	cel_str(&b, WL_DRIVER);
+	jb_raw(&b, "].");
+	jb_raw(&b, attr);
+	jb_raw(&b, " ");
+	jb_raw(&b, op);
+	jb_raw(&b, " ");
+	if (json_is_string(vals)) {
+		cel_str(&b, json_string_value(vals));
+	} else {
+		jb_raw(&b, "[");
+		json_array_foreach(vals, i, v) {
+			jb_raw(&b, i ? ", " : "");
+			cel_str(&b, text(v));
+		}
+		jb_raw(&b, "]");
+	}
+	b.buf[b.len] = '\0';
+	sel = json_pack("[{s:{s:s}}]", "cel", "expression", b.buf);
+	jb_free(&b);
+	return sel;
+}
+
+/* device_request returns one request (or subrequest) of count devices
+ * of class, narrowed by selectors (taken); name NULL: none. */
+static json_t *
+device_request(const char *name, const char *class, size_t count,
+	json_t *selectors)
+{
+	json_t *r = json_pack("{s:s, s:s, s:I, s:o}", "deviceClassName", class,
+		"allocationMode", "ExactCount", "count", (json_int_t)count,
+		"selectors", selectors);
+
+	if (name)
+		json_object_set_new(r, "name", json_string(name));
+	return r;
+}
+
+json_t *
+wl_claim_template(const json_t *w, const struct wl_place *p,
+	const struct migchain *chains)
+{
+	const char *name = text(at(w, "metadata", "name", NULL));
+	const json_t *devs = json_is_array(p->devices) ? p->devices : NULL;
+	size_t n = json_array_size(devs), i;
+	json_t *rq, *chain, *subs, *v, *none = json_array();
+	char sub[24];
+
+	if (!p->mig_profile) {
+		rq = json_pack("{s:s, s:o}", "name", WL_CLAIM_REQUEST,
+			"exactly",
+			device_request(NULL, WL_CLASS_GPU, n,
+				cel("uuid", "in", devs ? devs : none)));
+	} else {
+		chain = wl_chain(w, chains);
+		if (!json_array_size(chain))
+			json_array_append_new(chain,
+				json_string(p->mig_profile));
+		subs = json_array();
+		json_array_foreach(chain, i, v) {
+			snprintf(sub, sizeof sub, "p%zu", i);
+			json_array_append_new(subs,
+				device_request(sub, WL_CLASS_MIG, n,
+					cel("profile", "==", v)));
+		}
+		json_decref(chain);
+		rq = json_pack("{s:s, s:o}", "name", WL_CLAIM_REQUEST,
+			"firstAvailable", subs);
+	}
+	json_decref(none);
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, "
+			 "s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, "
+			 "s:{s:{s:{s:s}}, s:{s:{s:[o]}}}}",
+		"apiVersion", "resource.k8s.io/v1", "kind",
+		"ResourceClaimTemplate", "metadata", "name", name, "namespace",
+		text(at(w, "metadata", "namespace", NULL)), "labels",
+		"canhazgpu.dev/workload", name, "app.kubernetes.io/managed-by",
+		"k8shazgpu", "ownerReferences", "apiVersion",
+		"canhazgpu.dev/v1alpha1", "kind", "GPUWorkload", "name", name,
+		"uid", text(at(w, "metadata", "uid", NULL)), "controller", 1,
+		"blockOwnerDeletion", 1, "spec", "metadata", "labels",
+		"canhazgpu.dev/workload", name, "spec", "devices", "requests",
+		rq);
 }

@@ -1,6 +1,7 @@
 /* wl: a GPUWorkload (canhazgpu.dev/v1alpha1) read as the controller reads
  * it: is it valid, what sched-pick request it makes, which nodes its pod
- * template admits, and the Job that runs it once placed.
+ * template admits, and the Job that runs it once placed, with, when its
+ * devices come by DRA, the ResourceClaimTemplate its pod claims them by.
  *
  * As in the controller's former jq, a member that is null or false counts
  * as absent where a default applies ("gpuCount // 1"); exclusiveAccess is
@@ -13,6 +14,7 @@
 #include <jansson.h>
 
 #include "jbuf.h"
+#include "migchain.h"
 
 /* The image of a workload that names none (K8SHAZGPU_DEFAULT_IMAGE's
  * default); wl_job uses it when given NULL. */
@@ -24,7 +26,15 @@ enum {
 	WL_MAX_RETRIES = 1000,  /* spec.retryPolicy.maxRetries' bound */
 	WL_MAX_BACKOFF = 86400, /* spec.retryPolicy.backoffSeconds' bound */
 	WL_SHOW_MAX = 200,      /* bytes of a bad value a message quotes */
+	WL_MAX_SUBREQUESTS = 8, /* firstAvailable entries the API takes */
 };
+
+/* The DRA names of a claim template: the request, the device classes of
+ * manifests/deviceclasses.yaml and the attribute domain of the driver. */
+#define WL_CLAIM_REQUEST "gpus"
+#define WL_CLASS_GPU "gpu.canhazgpu.dev"
+#define WL_CLASS_MIG "mig.canhazgpu.dev"
+#define WL_DRIVER "gpu.canhazgpu.dev"
 
 /* wl_problem returns NULL when workload w can be turned into a request,
  * else a malloc'd message (the caller frees it) naming the first field
@@ -88,6 +98,21 @@ double wl_backoff(const json_t *w);
  * selector gave that key); left out when empty. */
 void wl_request(const json_t *w, const char *extra_key, struct jb *out);
 
+/* wl_chain returns a new array (the caller owns it) of the MIG profiles a
+ * claim of w may take, canonical names, in order: spec.gpuRequirements.
+ * migProfile, then migFallback when it is an array (even empty), else
+ * the profiles chains (may be NULL: none) lists after it; a profile
+ * named twice is kept once and the list is cut to WL_MAX_SUBREQUESTS.
+ * [] for whole GPUs. */
+json_t *wl_chain(const json_t *w, const struct migchain *chains);
+
+/* wl_request_dra is wl_request for a workload whose devices a DRA claim
+ * gives: mig_fallback is wl_chain's list after the asked profile (so the
+ * engine falls back as kube-scheduler may), and exclusive is true, a
+ * device going to one claim only. */
+void wl_request_dra(const json_t *w, const char *extra_key,
+	const struct migchain *chains, struct jb *out);
+
 /* wl_constraints returns a new object (the caller owns it) describing
  * which nodes w's pods may use beyond their labels:
  *
@@ -110,6 +135,7 @@ struct wl_place {
 	const json_t *devices;
 	const char *strategy;
 	const char *mig_profile;
+	const char *claim_template; /* DRA: the pod's claim's template */
 };
 
 /* wl_job returns a new Job (the caller owns it) that runs w on the
@@ -135,8 +161,36 @@ struct wl_place {
  * metadata.name In [p->node]) is ANDed into each of its required
  * nodeSelectorTerms; a template with none gets the pinning term alone.
  * Tolerations are the template's followed by the ctl_tolerations not
- * already there. */
+ * already there.
+ *
+ * With p->claim_template set (DRA), no container keeps nvidia.com/
+ * limits or requests nor NVIDIA_VISIBLE_DEVICES, and the pod template
+ * has no devices annotation: the pod claims its devices instead. Its
+ * spec.resourceClaims gets {"name":"gpus","resourceClaimTemplateName":
+ * p->claim_template} and the first container's resources.claims
+ * {"name":"gpus"} (each replacing an entry of that name; MODEL_NAME is
+ * still set). The Job's own annotations are the same in both modes. */
 json_t *wl_job(const json_t *w, const struct wl_place *p, const char *image,
 	const json_t *ctl_tolerations);
+
+/* wl_claim_template returns a new resource.k8s.io/v1
+ * ResourceClaimTemplate (the caller owns it) for w placed as p: named as
+ * w in its namespace, labelled and owned as wl_job's Job, its claims
+ * labelled canhazgpu.dev/workload=NAME. One request, "gpus":
+ *
+ *  - whole GPUs (p->mig_profile NULL): exactly {deviceClassName
+ *    gpu.canhazgpu.dev, allocationMode ExactCount, count (the devices of
+ *    p), selectors [{cel: {expression: 'device.attributes["gpu.canhazgpu.
+ *    dev"].uuid in ["GPU-a", "GPU-b"]'}}]}: the devices placed;
+ *  - MIG: firstAvailable, one subrequest per profile of wl_chain(w,
+ *    chains), named p0, p1...: {name, deviceClassName mig.canhazgpu.dev,
+ *    allocationMode ExactCount, count, selectors [{cel: {expression:
+ *    'device.attributes["gpu.canhazgpu.dev"].profile == "2g.20gb"'}}]},
+ *    so that kube-scheduler itself falls back along the chain, on the
+ *    node the Job's pod is pinned to.
+ *
+ * Strings in CEL are quoted with \ before " and \. */
+json_t *wl_claim_template(const json_t *w, const struct wl_place *p,
+	const struct migchain *chains);
 
 #endif

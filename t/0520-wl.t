@@ -278,6 +278,79 @@ IN" <<'EOF'
 [{"canhazgpu.dev/devices":"[]","canhazgpu.dev/node":"n1"},{"limits":{"nvidia.com/gpu":"0"},"requests":{"nvidia.com/gpu":"0"}}]
 EOF
 
+# DRA (sched-queue -A dra): the MIG chain a claim may take, the request
+# the engine gets for it, the claim template and the Job that uses it.
+check_output 'chain: migFallback when given (even []), else the built-in chain; canonical, once, at most 8' 'wl chain <<IN
+spec {"gpuRequirements": {"migProfile": "2g.20gb"}}
+spec {"gpuRequirements": {"migProfile": "3g.71gb"}}
+spec {"gpuRequirements": {"migProfile": "1g.10gb"}}
+spec {"gpuRequirements": {"migProfile": "2g.20gb", "migFallback": []}}
+spec {"gpuRequirements": {"migProfile": "2g.20gb", "migFallback": null}}
+spec {"gpuRequirements": {"migProfile": "1c.3g.40gb", "migFallback": ["3g.40gb", "1c.3g.40gb", "2g.20gb", "2g.20gb", "1g.10gb+me", "1g.10gb", "1g.5gb", "1g.6gb", "1g.7gb"]}}
+spec {"gpuCount": 2}
+IN' <<'EOF'
+["2g.20gb","1g.10gb"]
+["3g.71gb","2g.35gb","1g.18gb"]
+["1g.10gb"]
+["2g.20gb"]
+["2g.20gb","1g.10gb"]
+["1c.3g.40gb","3g.40gb","2g.20gb","1g.10gb+me","1g.10gb","1g.5gb","1g.6gb","1g.7gb"]
+[]
+EOF
+
+check_output 'chain: no built-in chains, no fallback but migFallback' 'wl chain none <<IN
+spec {"gpuRequirements": {"migProfile": "2g.20gb"}}
+spec {"gpuRequirements": {"migProfile": "2g.20gb", "migFallback": ["1g.10gb"]}}
+IN' <<'EOF'
+["2g.20gb"]
+["2g.20gb","1g.10gb"]
+EOF
+
+check_output 'request for a claim: the chain as mig_fallback, exclusive always' 'wl request-dra k/x <<IN
+spec {"gpuRequirements": {"migProfile": "2g.20gb", "exclusiveAccess": false}}
+spec {"gpuRequirements": {"migProfile": "2g.20gb", "migFallback": []}}
+spec {"gpuCount": 2, "gpuRequirements": {"exclusiveAccess": false}, "gpuMemoryRequired": 100}
+IN' <<'EOF'
+{"kind":"request","id":"ns/w1","gpus":1,"min_memory_mib":0,"exclusive":true,"priority":0,"created":"2025-01-02T03:04:05Z","mig_profile":"2g.20gb","mig_fallback":["1g.10gb"],"node_selector":{"k/x":"true"}}
+{"kind":"request","id":"ns/w1","gpus":1,"min_memory_mib":0,"exclusive":true,"priority":0,"created":"2025-01-02T03:04:05Z","mig_profile":"2g.20gb","mig_fallback":[],"node_selector":{"k/x":"true"}}
+{"kind":"request","id":"ns/w1","gpus":2,"min_memory_mib":100,"exclusive":true,"priority":0,"created":"2025-01-02T03:04:05Z","node_selector":{"k/x":"true"}}
+EOF
+
+check_output 'claim template, whole GPUs: exactly the devices placed' "wl template '[\"GPU-a\",\"GPU-b\"]' - <<IN
+spec {\"gpuCount\": 2}
+IN" <<'EOF'
+{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"labels":{"app.kubernetes.io/managed-by":"k8shazgpu","canhazgpu.dev/workload":"w1"},"name":"w1","namespace":"ns","ownerReferences":[{"apiVersion":"canhazgpu.dev/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"GPUWorkload","name":"w1","uid":"u-1"}]},"spec":{"metadata":{"labels":{"canhazgpu.dev/workload":"w1"}},"spec":{"devices":{"requests":[{"exactly":{"allocationMode":"ExactCount","count":2,"deviceClassName":"gpu.canhazgpu.dev","selectors":[{"cel":{"expression":"device.attributes[\"gpu.canhazgpu.dev\"].uuid in [\"GPU-a\", \"GPU-b\"]"}}]},"name":"gpus"}]}}}}
+EOF
+
+# Placed on the fallback profile, the template still starts from the one
+# asked: kube-scheduler takes the largest it finds free.
+check_output 'claim template, MIG: firstAvailable along the chain' "wl template '[\"MIG-1\",\"MIG-2\"]' 1g.10gb <<IN
+spec {\"gpuCount\": 2, \"gpuRequirements\": {\"migProfile\": \"2g.20gb\"}}
+IN" <<'EOF'
+{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{"labels":{"app.kubernetes.io/managed-by":"k8shazgpu","canhazgpu.dev/workload":"w1"},"name":"w1","namespace":"ns","ownerReferences":[{"apiVersion":"canhazgpu.dev/v1alpha1","blockOwnerDeletion":true,"controller":true,"kind":"GPUWorkload","name":"w1","uid":"u-1"}]},"spec":{"metadata":{"labels":{"canhazgpu.dev/workload":"w1"}},"spec":{"devices":{"requests":[{"firstAvailable":[{"allocationMode":"ExactCount","count":2,"deviceClassName":"mig.canhazgpu.dev","name":"p0","selectors":[{"cel":{"expression":"device.attributes[\"gpu.canhazgpu.dev\"].profile == \"2g.20gb\""}}]},{"allocationMode":"ExactCount","count":2,"deviceClassName":"mig.canhazgpu.dev","name":"p1","selectors":[{"cel":{"expression":"device.attributes[\"gpu.canhazgpu.dev\"].profile == \"1g.10gb\""}}]}],"name":"gpus"}]}}}}
+EOF
+
+sel() { jq -r '.spec.spec.devices.requests[0] | (.exactly // .firstAvailable[])
+	| "\(.name // "-") \(.count) \(.selectors[0].cel.expression)"'; }
+check_output 'claim template: CEL strings quoted; a chain of one without built-in chains' "
+	printf '%s\n' 'spec {}' | wl template '[\"GPU-\\\"x\\\\y\"]' - | sel &&
+	printf '%s\n' 'spec {\"gpuRequirements\": {\"migProfile\": \"3g.71gb\"}}' | wl template '[\"MIG-1\"]' 3g.71gb none | sel" <<'EOF'
+- 1 device.attributes["gpu.canhazgpu.dev"].uuid in ["GPU-\"x\\y"]
+p0 1 device.attributes["gpu.canhazgpu.dev"].profile == "3g.71gb"
+EOF
+
+check_output 'Job with a claim: no nvidia.com/ resources nor NVIDIA_VISIBLE_DEVICES anywhere; the claim named gpus replaced' "wl job n1 '[\"MIG-1\"]' binpack 1g.10gb - '[]' w1 <<IN | jq -c '[.metadata.annotations, .spec.template.metadata, .spec.template.spec]'
+spec {\"modelName\": \"llama\", \"gpuRequirements\": {\"migProfile\": \"2g.20gb\"}, \"podTemplate\": {\"metadata\": {\"annotations\": {\"note\": \"y\", \"canhazgpu.dev/devices\": \"all\"}}, \"spec\": {\"resourceClaims\": [{\"name\": \"gpus\", \"resourceClaimName\": \"old\"}, {\"name\": \"shm\", \"resourceClaimName\": \"s\"}], \"initContainers\": [{\"name\": \"i\", \"image\": \"init\", \"env\": [{\"name\": \"NVIDIA_VISIBLE_DEVICES\", \"value\": \"all\"}]}], \"containers\": [{\"name\": \"a\", \"image\": \"ia\", \"env\": [{\"name\": \"X\", \"value\": \"1\"}, {\"name\": \"NVIDIA_VISIBLE_DEVICES\", \"value\": \"all\"}], \"resources\": {\"claims\": [{\"name\": \"gpus\"}, {\"name\": \"shm\"}], \"limits\": {\"cpu\": \"2\", \"nvidia.com/gpu\": \"8\"}, \"requests\": {\"nvidia.com/mig-1g.10gb\": \"1\"}}}, {\"name\": \"b\", \"image\": \"ib\", \"resources\": {\"limits\": {\"nvidia.com/gpu\": \"1\"}}}]}}}
+IN" <<'EOF'
+[{"canhazgpu.dev/devices":"[\"MIG-1\"]","canhazgpu.dev/node":"n1","canhazgpu.dev/strategy":"binpack"},{"annotations":{"note":"y"},"labels":{"canhazgpu.dev/workload":"w1"}},{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name","operator":"In","values":["n1"]}]}]}}},"containers":[{"env":[{"name":"X","value":"1"},{"name":"MODEL_NAME","value":"llama"}],"image":"ia","name":"a","resources":{"claims":[{"name":"shm"},{"name":"gpus"}],"limits":{"cpu":"2"},"requests":{}}},{"image":"ib","name":"b","resources":{"limits":{}}}],"initContainers":[{"env":[],"image":"init","name":"i"}],"resourceClaims":[{"name":"shm","resourceClaimName":"s"},{"name":"gpus","resourceClaimTemplateName":"w1"}],"restartPolicy":"Never","tolerations":[]}]
+EOF
+
+check_output 'Job with a claim, no podTemplate: the default container gets the claim' "wl job n1 '[\"GPU-a\"]' spread - - '[]' w1 <<IN | jq -c .spec.template.spec
+spec {\"command\": [\"sleep\", \"1\"]}
+IN" <<'EOF'
+{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name","operator":"In","values":["n1"]}]}]}}},"containers":[{"command":["sleep","1"],"image":"nvidia/cuda:12.4.1-base-ubuntu22.04","name":"main","resources":{"claims":[{"name":"gpus"}]}}],"resourceClaims":[{"name":"gpus","resourceClaimTemplateName":"w1"}],"restartPolicy":"Never","tolerations":[]}
+EOF
+
 # The other functions expect a workload wl_problem accepted; on others they
 # answer something (one line each) and neither crash nor leak.
 cat >hostile <<'IN'
@@ -292,6 +365,13 @@ check 'hostile shapes: one line each, no crash' '
 		wl $v <"$SCRATCH/hostile" >out || exit 1; test $(wc -l <out) = 5 || exit 1
 	done &&
 	wl job n "[\"a\",1]" s 1g.10gb img "[1,1,{}]" <"$SCRATCH/hostile" >out && test $(wc -l <out) = 5 &&
-	wl job n 5 - - - null <"$SCRATCH/hostile" >out && test $(wc -l <out) = 5'
+	wl job n 5 - - - null <"$SCRATCH/hostile" >out && test $(wc -l <out) = 5 &&
+	wl job n "[\"a\",1]" s 1g.10gb img "[1,1,{}]" t <"$SCRATCH/hostile" >out && test $(wc -l <out) = 5 &&
+	for v in chain "chain none" request-dra "request-dra k"; do
+		wl $v <"$SCRATCH/hostile" >out || exit 1; test $(wc -l <out) = 5 || exit 1
+	done &&
+	wl template "[\"a\",1]" - <"$SCRATCH/hostile" >out && test $(wc -l <out) = 5 &&
+	wl template 5 1g.10gb <"$SCRATCH/hostile" >out && test $(wc -l <out) = 5 &&
+	wl template "[]" 1g.10gb none <"$SCRATCH/hostile" >out && test $(wc -l <out) = 5'
 
 done_testing

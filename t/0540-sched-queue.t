@@ -7,7 +7,7 @@
 
 usage='usage: sched-queue [-1v] [-S strategy] [-n namespace] [-m ns/name] [-T tolerations]
                    [-I image] [-B seconds] [-r seconds] [-w writers] [-d statedir]
-                   [--context name] [--kubeconfig file]'
+                   [-A extended|dra] [--context name] [--kubeconfig file]'
 # ARGS: run sched-queue ARGS, which must fail with 2; print its first line
 # of stderr and say whether the usage followed.
 refused() {
@@ -19,6 +19,10 @@ refused() {
 
 check_output 'an unknown strategy' 'refused -S fastest' <<'EOF'
 sched-queue: -S fastest: unknown strategy
+(usage)
+EOF
+check_output 'an allocation mode neither extended nor dra' 'refused -A claims' <<'EOF'
+sched-queue: -A claims: not extended or dra
 (usage)
 EOF
 check_output 'tolerations that are no JSON array' 'refused -T "{}"; refused -T "[1,"' <<'EOF'

@@ -4,8 +4,8 @@
  *
  *   sched-queue [-1v] [-S strategy] [-n namespace] [-m ns/name]
  *               [-T tolerations] [-I image] [-B seconds] [-r seconds]
- *               [-w writers] [-d statedir] [--context name]
- *               [--kubeconfig file]
+ *               [-w writers] [-d statedir] [-A extended|dra]
+ *               [--context name] [--kubeconfig file]
  *
  * Four watches (watch.h: resumed from the last resourceVersion, listed
  * again after 410 Gone with only the difference passed on) feed one
@@ -24,7 +24,15 @@
  * then arrival order:
  *
  *  - placed: the Job (wl.h) is applied, then the status Scheduled; the
- *    devices stay held until the Job finishes or goes;
+ *    devices stay held until the Job finishes or goes. With -A dra
+ *    (K8SHAZGPU_ALLOCATION=dra) the Job's pod claims its devices: a
+ *    ResourceClaimTemplate named after the workload is applied before
+ *    the Job (pinning the whole GPUs placed, or a MIG profile with its
+ *    fallback chain as firstAvailable subrequests, lib/migchain's
+ *    built-in chains where the workload names none), and the engine is
+ *    asked for that chain and for exclusive devices, as a claim gets
+ *    them; a template a new placement cannot change (its spec is
+ *    immutable) is deleted and applied again;
  *  - unschedulable although an empty cluster could hold it: it waits,
  *    Pending, and is tried again as soon as capacity frees (no retry
  *    spent);
@@ -76,6 +84,7 @@
 #include "jscan.h"
 #include "kube.h"
 #include "kubeconfig.h"
+#include "migchain.h"
 #include "nd.h"
 #include "nodefit.h"
 #include "sched.h"
@@ -88,7 +97,8 @@
 	"[-T tolerations]\n"                                                   \
 	"                   [-I image] [-B seconds] [-r seconds] [-w "         \
 	"writers] [-d statedir]\n"                                             \
-	"                   [--context name] [--kubeconfig file]\n"
+	"                   [-A extended|dra] [--context name] "               \
+	"[--kubeconfig file]\n"
 
 enum { F_WL, F_NODE, F_JOB, F_CM, F_POD, F_N, F_RESULT = F_N };
 static const char *const feed_name[F_N] = {"gpuworkloads", "nodes", "jobs",
@@ -117,6 +127,8 @@ static struct {
 	int writers;
 	const char *statedir;
 	const char *context, *kubeconfig;
+	int dra;                 /* -A dra: devices by claims */
+	struct migchain *chains; /* dra: the fallback chains */
 } opt;
 
 /* ---- the event queue ---- */
@@ -431,6 +443,7 @@ struct task {
 	struct task *next;
 	int what;
 	char *uid;
+	json_t *tmpl;   /* T_APPLY: its claim template (dra), or NULL */
 	json_t *job;    /* T_APPLY: the Job, or NULL; T_DELETE_JOB: it */
 	json_t *status; /* the status object, or NULL */
 };
@@ -470,6 +483,28 @@ delete_job_now(struct writer *w, const json_t *job, struct kube_error *e)
 	return res;
 }
 
+/* apply_template applies claim template tmpl; one the server refuses as
+ * invalid (its spec is immutable: the workload was placed again
+ * elsewhere) is deleted and applied anew. */
+static json_t *
+apply_template(struct writer *w, const json_t *tmpl, struct kube_error *e)
+{
+	json_t *res = ap_apply(w->ap, tmpl, e);
+	const json_t *md;
+
+	if (res || e->status != 422)
+		return res;
+	md = json_object_get(tmpl, "metadata");
+	err_warn("resourceclaimtemplate %s/%s: its spec cannot change; "
+		 "deleting it to apply it anew",
+		json_string_value(json_object_get(md, "namespace")),
+		json_string_value(json_object_get(md, "name")));
+	if (!(res = ap_delete(w->ap, tmpl, e)))
+		return NULL;
+	json_decref(res);
+	return ap_apply(w->ap, tmpl, e);
+}
+
 static void *
 writer_run(void *arg)
 {
@@ -498,8 +533,12 @@ writer_run(void *arg)
 		if (t->what == T_DELETE_JOB) {
 			res = delete_job_now(w, t->job, &e);
 		} else {
-			res = t->job ? ap_apply(w->ap, t->job, &e)
-				     : json_null();
+			res = t->tmpl ? apply_template(w, t->tmpl, &e)
+				      : json_null();
+			if (res && t->job) {
+				json_decref(res);
+				res = ap_apply(w->ap, t->job, &e);
+			}
 			if (res && t->job &&
 				(s = json_string_value(json_object_get(
 					 json_object_get(json_object_get(t->job,
@@ -519,6 +558,7 @@ writer_run(void *arg)
 			r->msg = estrdup(e.msg);
 		}
 		json_decref(res);
+		json_decref(t->tmpl);
 		json_decref(t->job);
 		json_decref(t->status);
 		free(t);
@@ -528,9 +568,10 @@ writer_run(void *arg)
 }
 
 /* give hands a task for uid to its writer: always the same one, so a
- * workload's writes land in the order made. Takes job and status. */
+ * workload's writes land in the order made. Takes tmpl, job and status
+ * (each may be NULL). */
 static void
-give(int what, const char *uid, json_t *job, json_t *status)
+give(int what, const char *uid, json_t *tmpl, json_t *job, json_t *status)
 {
 	struct task *t = ecalloc(1, sizeof *t);
 	unsigned h = 2166136261u;
@@ -543,6 +584,7 @@ give(int what, const char *uid, json_t *job, json_t *status)
 	w = &writers[h % (unsigned)opt.writers];
 	t->what = what;
 	t->uid = estrdup(uid);
+	t->tmpl = tmpl;
 	t->job = job;
 	t->status = status;
 	busy++;
@@ -587,6 +629,7 @@ struct wl {
 	unsigned long fgen; /* inventory generation fits is for */
 	json_t *want;       /* the status last given to a writer */
 	json_t *job;        /* W_FLIGHT, W_AGAIN: the Job being written */
+	json_t *tmpl;       /* and its claim template (dra), or NULL */
 	int again;          /* temporary failures of its Job write in a row */
 	double placed_at;   /* W_PLACED by a write of ours: when */
 };
@@ -970,9 +1013,9 @@ same_status(const json_t *a, const json_t *b)
 }
 
 /* set_status writes s (taken) as w's status unless it is what w has or
- * was last given; job (taken, may be NULL) goes first. */
+ * was last given; tmpl and job (taken, may be NULL) go first. */
 static void
-set_status(struct wl *w, json_t *s, json_t *job)
+set_status(struct wl *w, json_t *s, json_t *tmpl, json_t *job)
 {
 	const json_t *cur = json_object_get(w->obj, "status");
 
@@ -984,7 +1027,7 @@ set_status(struct wl *w, json_t *s, json_t *job)
 	}
 	json_decref(w->want);
 	w->want = json_incref(s);
-	give(T_APPLY, w->uid, job, status_obj(w, s));
+	give(T_APPLY, w->uid, tmpl, job, status_obj(w, s));
 	S.metrics_dirty = 1;
 }
 
@@ -1009,7 +1052,7 @@ fail(struct wl *w, const char *msg, long *counter)
 	free(now);
 	w->state = W_DONE;
 	(*counter)++;
-	set_status(w, s, NULL);
+	set_status(w, s, NULL, NULL);
 }
 
 /* jitter_hash is the hash the delays were drawn with before: a string's
@@ -1066,7 +1109,7 @@ retry(struct wl *w, const char *why, const char *unsched_prefix)
 		msg);
 	free(when);
 	free(msg);
-	set_status(w, s, NULL);
+	set_status(w, s, NULL, NULL);
 }
 
 /* ---- jobs ---- */
@@ -1169,7 +1212,7 @@ status_from_job(struct wl *w, const struct job *j)
 	free(now);
 	if (j->phase == P_FAILED && w->state != W_DONE)
 		S.failed_job++;
-	set_status(w, s, NULL);
+	set_status(w, s, NULL, NULL);
 }
 
 /* hold_job makes the engine hold what unfinished Job j holds. */
@@ -1273,7 +1316,7 @@ delete_job(struct job *j, const char *why)
 		 "again",
 		str_at(json_object_get(j->obj, "metadata"), "namespace", NULL),
 		str_at(j->obj, "metadata", "name"), why);
-	give(T_DELETE_JOB, j->owner, json_incref(j->obj), NULL);
+	give(T_DELETE_JOB, j->owner, NULL, json_incref(j->obj), NULL);
 }
 
 static void
@@ -1397,6 +1440,7 @@ wl_free_(void *p)
 	json_decref(w->obj);
 	json_decref(w->want);
 	json_decref(w->job);
+	json_decref(w->tmpl);
 	free(w);
 }
 
@@ -1601,6 +1645,8 @@ on_result(struct ev *e)
 			w->placed_at = mono();
 			json_decref(w->job);
 			w->job = NULL;
+			json_decref(w->tmpl);
+			w->tmpl = NULL;
 		}
 	}
 	if (e->ok) {
@@ -1694,7 +1740,11 @@ request_for(struct wl *w)
 		w->req_all = all;
 		jb_raw(&id, REQ_HEAD);
 		jb_str(&id, w->key);
-		wl_request(w->obj, all ? NULL : g->label, &b);
+		if (opt.dra)
+			wl_request_dra(w->obj, all ? NULL : g->label,
+				opt.chains, &b);
+		else
+			wl_request(w->obj, all ? NULL : g->label, &b);
 		if (b.len < id.len || memcmp(b.buf, id.buf, id.len))
 			err_die(HAZ_FAIL, "internal error: request of %s",
 				w->key);
@@ -1867,7 +1917,7 @@ static void
 placed(struct wl *w, const struct js_doc *d)
 {
 	struct wl_place p = {0};
-	json_t *devs = json_array(), *job, *s;
+	json_t *devs = json_array(), *job, *s, *tmpl = NULL;
 	int t = js_get(d, 0, "devices"), i, k;
 	const char *from = js_str(d, js_get(d, 0, "fallback_from"));
 	char *msg, *now;
@@ -1878,8 +1928,13 @@ placed(struct wl *w, const struct js_doc *d)
 	p.devices = devs;
 	p.strategy = js_str(d, js_get(d, 0, "strategy"));
 	p.mig_profile = js_str(d, js_get(d, 0, "mig_profile"));
+	if (opt.dra) {
+		p.claim_template = str_at(w->obj, "metadata", "name");
+		tmpl = wl_claim_template(w->obj, &p, opt.chains);
+	}
 	job = wl_job(w->obj, &p, opt.image, opt.tol);
-	if (json_is_false(json_object_get(gpu_req(w), "exclusiveAccess"))) {
+	if (!opt.dra &&
+		json_is_false(json_object_get(gpu_req(w), "exclusiveAccess"))) {
 		/* shared: a restarted controller must hold it shared too */
 		json_t *ann = json_object_get(json_object_get(job, "metadata"),
 			"annotations");
@@ -1916,8 +1971,10 @@ placed(struct wl *w, const struct js_doc *d)
 	w->state = W_FLIGHT;
 	json_decref(w->job);
 	w->job = json_incref(job);
+	json_decref(w->tmpl);
+	w->tmpl = json_incref(tmpl);
 	w->again = 0;
-	set_status(w, s, job);
+	set_status(w, s, tmpl, job);
 }
 
 /* waiting keeps w queued: it fits the cluster, just not now. */
@@ -1930,7 +1987,7 @@ waiting(struct wl *w, const char *reason)
 		msg);
 
 	free(msg);
-	set_status(w, s, NULL);
+	set_status(w, s, NULL, NULL);
 }
 
 static void
@@ -2041,7 +2098,8 @@ due(double now)
 			continue;
 		if (w->due <= now && w->state == W_AGAIN) {
 			w->state = W_FLIGHT;
-			give(T_APPLY, w->uid, json_incref(w->job),
+			give(T_APPLY, w->uid, json_incref(w->tmpl),
+				json_incref(w->job),
 				w->want ? status_obj(w, json_incref(w->want))
 					: NULL);
 		} else if (w->due <= now) {
@@ -2459,6 +2517,10 @@ help(void)
 	     "  -w writers    threads writing to the API server (4)\n"
 	     "  -d statedir   metrics, counters, readiness, round-robin "
 	     "position\n"
+	     "  -A mode       extended: nvidia.com/ resources (the default); "
+	     "dra: a\n"
+	     "                ResourceClaimTemplate per workload "
+	     "(K8SHAZGPU_ALLOCATION)\n"
 	     "  -v            say when watches connect\n"
 	     "  -h, -V        help, version");
 }
@@ -2495,6 +2557,7 @@ parse_opts(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	const char *cm = "canhazgpu-system/k8shazgpu-config", *tol = "[]";
+	const char *alloc = getenv("K8SHAZGPU_ALLOCATION"), *alloc_from = "-A ";
 	json_error_t je;
 	char *slash, *end;
 	int c;
@@ -2504,7 +2567,11 @@ parse_opts(int argc, char **argv)
 	opt.resync = 600;
 	opt.writers = 4;
 	opt.statedir = ".";
-	while ((c = getopt_long(argc, argv, "1vS:n:m:T:I:B:r:w:d:hV", longs,
+	if (alloc && *alloc)
+		alloc_from = "K8SHAZGPU_ALLOCATION=";
+	else
+		alloc = "extended";
+	while ((c = getopt_long(argc, argv, "1vS:n:m:T:I:B:r:w:d:A:hV", longs,
 			NULL)) != -1) {
 		switch (c) {
 		case '1': opt.once = 1; break;
@@ -2532,6 +2599,10 @@ parse_opts(int argc, char **argv)
 			}
 			break;
 		case 'd': opt.statedir = optarg; break;
+		case 'A':
+			alloc = optarg;
+			alloc_from = "-A ";
+			break;
 		case 'C': opt.context = optarg; break;
 		case 'K': opt.kubeconfig = optarg; break;
 		case 'h': help(); exit(HAZ_OK);
@@ -2541,6 +2612,13 @@ parse_opts(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
+	if (strcmp(alloc, "dra") && strcmp(alloc, "extended")) {
+		err_warn("%s%s: not extended or dra", alloc_from, alloc);
+		usage();
+	}
+	opt.dra = !strcmp(alloc, "dra");
+	if (opt.dra)
+		opt.chains = migchain_default();
 	opt.tol = json_loads(tol, 0, &je);
 	if (!json_is_array(opt.tol)) {
 		err_warn("-T: not a JSON array of tolerations: %s",
