@@ -46,6 +46,8 @@ sched-queue_PKGS = jansson libcurl yaml-0.1 zlib
 dra-plugin_PKGS = jansson libcurl yaml-0.1 hiredis libnghttp2 libprotobuf-c zlib
 cache-sync_PKGS = jansson libcurl libgit2 libnghttp2 libprotobuf-c zlib
 diff-pack_PKGS = jansson libcurl libgit2 zlib
+sched-bind_PKGS = jansson libcurl yaml-0.1 zlib
+gpu-alert_PKGS = jansson libcurl yaml-0.1 zlib
 
 # t/unit/NAME.c are test drivers for lib/ functions; never installed.
 UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
