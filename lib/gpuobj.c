@@ -94,6 +94,22 @@ offered(const json_t *holds, const json_t *g)
 	return is_device(g) && !is_unhealthy(g) && !hold_of(holds, g);
 }
 
+int
+gobj_offered(const json_t *gpus, const json_t *rec)
+{
+	json_t *holds = holds_by_index(gpus);
+	int yes = offered(holds, rec);
+
+	json_decref(holds);
+	return yes;
+}
+
+int
+gobj_is_device(const json_t *rec)
+{
+	return is_device(rec);
+}
+
 static int
 by_gpu(const void *a, const void *b)
 {
@@ -365,10 +381,22 @@ mig_labels(json_t *labels, const json_t *gpus, const json_t *holds)
 	}
 }
 
-static const char *
-tier(double util)
+/* the GPU_UTILIZATION_GOAL in force (gobj_set_goal) */
+static int utilization_goal = GOBJ_GOAL_DEFAULT;
+
+void
+gobj_set_goal(int pct)
 {
-	return util < 30 ? "low" : util < 70 ? "medium" : "high";
+	utilization_goal = pct;
+}
+
+const char *
+gobj_tier(double util)
+{
+	/* low below 3/8 of the goal, medium below 7/8: 30 and 70 at 80 */
+	return util * 8 < 3.0 * utilization_goal    ? "low"
+		: util * 8 < 7.0 * utilization_goal ? "medium"
+						    : "high";
 }
 
 /* summary returns the agentaflow.gpu/status document. */
@@ -412,6 +440,13 @@ summary(const json_t *gpus, double *util_avg)
 		tmax >= 0 ? json_integer(tmax) : json_null());
 }
 
+/* or_null returns a new reference to v, or JSON null when v is absent. */
+static json_t *
+or_null(json_t *v)
+{
+	return v ? json_incref(v) : json_null();
+}
+
 /* device_list returns the agentaflow.gpu/devices document. */
 static json_t *
 device_list(const json_t *gpus, const json_t *holds)
@@ -425,7 +460,7 @@ device_list(const json_t *gpus, const json_t *holds)
 
 		json_array_append_new(list,
 			json_pack(
-				"{s:I, s:s?, s:s?, s:I, s:O?, s:O?, s:b, s:s?, s:s?, s:s?, s:b, s:O*}",
+				"{s:I, s:s?, s:s?, s:I, s:O?, s:O?, s:b, s:s?, s:s?, s:s?, s:b, s:O*, s:o, s:o, s:o}",
 				"index", (json_int_t)iget(g, "index", 0),
 				"uuid", sget(g, "uuid"), "product",
 				sget(g, "product"), "memory_mib",
@@ -443,7 +478,16 @@ device_list(const json_t *gpus, const json_t *holds)
 				json_array_size(
 					json_object_get(g, "health_reasons"))
 					? json_object_get(g, "health_reasons")
-					: NULL));
+					: NULL,
+				"temp_c", or_null(json_object_get(g, "temp_c")),
+				"ecc_errors",
+				or_null(json_object_get(g, "ecc_errors")),
+				"health_reasons",
+				json_is_array(
+					json_object_get(g, "health_reasons"))
+					? json_deep_copy(json_object_get(g,
+						  "health_reasons"))
+					: json_array()));
 	}
 	return list;
 }
@@ -509,7 +553,7 @@ gobj_metadata(const json_t *gpus, time_t now)
 	setstr(labels, "agentaflow.gpu/enabled", whole ? "true" : "false");
 	setstr(labels, "agentaflow.gpu/schedulable", usable ? "true" : "false");
 	setfmt(labels, "agentaflow.gpu/count", (long long)free_gpus);
-	setstr(labels, "agentaflow.gpu/utilization-tier", tier(util));
+	setstr(labels, "agentaflow.gpu/utilization-tier", gobj_tier(util));
 	json_object_set_new(ann, "agentaflow.gpu/devices",
 		as_string(device_list(gpus, holds)));
 	if (held)
@@ -558,6 +602,23 @@ gobj_resources(const json_t *gpus)
 	}
 	json_decref(holds);
 	return json_pack("{s:o, s:o}", "capacity", cap, "allocatable", alloc);
+}
+
+char *
+gobj_resource_name(const json_t *rec, char *buf, size_t n)
+{
+	char name[KN_LABEL_MAX + 1];
+	const json_t *m = mig_of(rec);
+
+	if (!is_device(rec))
+		return NULL;
+	if (!m)
+		snprintf(buf, n, "nvidia.com/gpu");
+	else if (profile_key(sget(m, "profile"), name))
+		snprintf(buf, n, "nvidia.com/mig-%s", name);
+	else
+		return NULL;
+	return buf;
 }
 
 /* ---- DRA devices ------------------------------------------------------- */

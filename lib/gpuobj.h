@@ -69,9 +69,37 @@ char *gobj_device_name(const json_t *rec, char *buf);
 /* gobj_metadata returns {"labels":{...},"annotations":{...}} for the node;
  * now stamps agentaflow.gpu/last-update. Each entry of
  * agentaflow.gpu/devices says whether its GPU is held ("held": true or
- * false); canhazgpu.dev/host-holds, present only when some GPU is held,
+ * false) and carries the record's temp_c, ecc_errors (null when the
+ * record has none) and health_reasons ([] when none);
+ * canhazgpu.dev/host-holds, present only when some GPU is held,
  * lists [{"gpu","user","type","since","expires","note"}] by index. */
 json_t *gobj_metadata(const json_t *gpus, time_t now);
+
+/* The utilization goal (GPU_UTILIZATION_GOAL, percent) by default. */
+enum { GOBJ_GOAL_DEFAULT = 80 };
+
+/* gobj_set_goal sets the utilization goal, 1 to 100, for the tiers of
+ * agentaflow.gpu/utilization-tier (default GOBJ_GOAL_DEFAULT). */
+void gobj_set_goal(int pct);
+
+/* gobj_tier names the tier of a utilization in percent: "low" below 3/8
+ * of the goal, "medium" below 7/8 of it, "high" from 7/8 (30 and 70 at
+ * the default goal). */
+const char *gobj_tier(double util);
+
+/* gobj_offered says whether rec, one of gpus (its node's records), is a
+ * device offered to Kubernetes: neither unhealthy nor on a GPU that some
+ * record of gpus marks held. */
+int gobj_offered(const json_t *gpus, const json_t *rec);
+
+/* gobj_is_device: rec is an allocatable device (a MIG device, or a whole
+ * GPU with MIG off), not a MIG-enabled GPU. */
+int gobj_is_device(const json_t *rec);
+
+/* gobj_resource_name writes the extended resource that counts rec
+ * ("nvidia.com/gpu", "nvidia.com/mig-1g.10gb") into buf (n bytes) and
+ * returns buf, or NULL when rec is no device. */
+char *gobj_resource_name(const json_t *rec, char *buf, size_t n);
 
 /* gobj_resources returns {"capacity":{...},"allocatable":{...}} holding
  * only the nvidia.com/ extended resources; allocatable counts the devices

@@ -218,15 +218,24 @@ by_gpu(const struct at *at, const json_t *spec, long gpus)
 	return bad;
 }
 
-/* valid_name tells whether s is a lowercase DNS label. */
+/* valid_name tells whether s is a lowercase DNS label, or such labels
+ * joined by dots (a node may be named "k8s.gpu", as seeds/003's virtual
+ * node is), short enough to take a count suffix and to name ResourceSlices. */
 static int
 valid_name(const char *s)
 {
-	size_t n = s ? strlen(s) : 0;
+	size_t n = s ? strlen(s) : 0, len;
 
-	return n > 0 && n <= 63 &&
-		strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-") == n &&
-		s[0] != '-' && s[n - 1] != '-';
+	if (n == 0 || n > 200)
+		return 0;
+	for (; *s; s += len + (s[len] == '.')) {
+		len = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-");
+		if (len == 0 || len > 63 || s[0] == '-' || s[len - 1] == '-' ||
+			(s[len] && s[len] != '.') ||
+			(s[len] == '.' && !s[len + 1]))
+			return 0;
+	}
+	return 1;
 }
 
 /* check_entry validates one merged node entry; *count, *gpus and *mem

@@ -39,9 +39,13 @@ check_output 'claim-make publishes at every flush, and the -N nodes each time' '
 	claim-make -N gone | jq -r "[.kind, .metadata.name] | join(\" \")"' <<'X'
 Node gone
 Node l4
+GPUNode l4
+GPUNode l4
 ResourceSlice l4-0.gpu.canhazgpu.dev
 Node gone
 Node h100
+GPUNode h100
+GPUNode h100
 ResourceSlice h100-0.gpu.canhazgpu.dev
 X
 

@@ -144,6 +144,8 @@ check_output 'a gpu record with a field of the wrong type or range is refused, f
 42: gpu: field "health_reasons" must be an array of strings without \u0000, not "hot"
 43: gpu: field "health_reasons" must be an array of strings without \u0000, not [1]
 Node n1 0
+GPUNode n1 0
+GPUNode n1 0
 ResourceSlice n1-0.gpu.canhazgpu.dev 1
 EOF
 
@@ -514,6 +516,168 @@ check_output 'the check refuses \u0000 in a held member; 1024 bytes pass' "
 bad: field "held.user" must be a string of at most 1024 bytes without \u0000, not "al\u0000ice"
 bad: field "held.type" must be "run", "manual", "unreserved" or "error", not "run\u0000"
 ok gpu-0
+EOF
+
+# ---- GPU_UTILIZATION_GOAL: the utilization tiers ----
+
+# one node per utilization, named after it
+for u in 14.9 15 29.9 30 34.9 35 69.9 70; do
+	echo "{\"kind\":\"gpu\",\"node\":\"u$(echo $u | tr . -)\",\"index\":0,\"util_pct\":$u,\"health\":\"ok\"}"
+done >util.in
+tiers() { claim-make util.in | jq -r 'select(.kind == "Node") | .metadata.labels["agentaflow.gpu/utilization-tier"]' | tr '\n' ' '; echo; }
+check_output 'tiers: low below 3/8 of the goal, medium below 7/8, high from 7/8 (default 80: 30 and 70)' '
+	tiers
+	GPU_UTILIZATION_GOAL=80 tiers
+	GPU_UTILIZATION_GOAL=40 tiers
+	GPU_UTILIZATION_GOAL=100 tiers
+	GPU_UTILIZATION_GOAL=1 tiers' <<'EOF'
+low low low medium medium medium medium high 
+low low low medium medium medium medium high 
+low medium medium medium medium high high high 
+low low low low low low medium medium 
+high high high high high high high high 
+EOF
+
+check_output 'GPU_UTILIZATION_GOAL out of 1..100 or no number: status 2, named' '
+	for g in 0 101 "" abc 8O " 80" -5 1e2; do
+		GPU_UTILIZATION_GOAL=$g claim-make </dev/null 2>&1; echo "exit $?"
+	done' <<'EOF'
+claim-make: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "0"
+exit 2
+claim-make: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "101"
+exit 2
+claim-make: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: ""
+exit 2
+claim-make: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "abc"
+exit 2
+claim-make: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "8O"
+exit 2
+claim-make: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: " 80"
+exit 2
+claim-make: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "-5"
+exit 2
+claim-make: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "1e2"
+exit 2
+EOF
+
+check_output 'agentaflow.gpu/devices entries carry temp_c, ecc_errors, health_reasons (null, [] when absent)' \
+	'claim-make "$F/a100-mixed.ndjson" | jq -c "select(.kind == \"Node\") | .metadata.annotations[\"agentaflow.gpu/devices\"]
+		| fromjson[] | [.uuid, .temp_c, .ecc_errors, .health_reasons]"' <<'EOF'
+["GPU-0",60,0,[]]
+["MIG-a",null,null,[]]
+["MIG-b",null,null,["x"]]
+["GPU-1",40,0,["y"]]
+EOF
+
+# ---- GPUNode objects (print mode: no pod known) ----
+
+check_output 'print mode: both GPUNodes after the Node, unowned; nothing in use; allocatable the Node'"'"'s' \
+	'claim-make -x "$F/a100-mixed.ndjson" | jq -c "[.kind, .apiVersion, .metadata.ownerReferences, .status.totalGPUs, .status.devices,
+		.status.offeredDevices, .status.freeDevices, .status.utilizationTier, .status.utilizationPct, .status.health, .status.migStrategy]"
+	 claim-make "$F/a100-mixed.ndjson" | jq -c "select(.kind == \"GPUNode\") | [.status.capacity, .status.allocatable, .status.lastUpdate]"' <<'EOF'
+["Node","v1",null,null,null,null,null,null,null,null,null]
+["GPUNode","canhazgpu.dev/v1alpha1",null,2,3,2,2,"medium",50,"unhealthy","mixed"]
+["GPUNode","agentaflow.io/v1",null,2,3,2,2,"medium",50,"unhealthy","mixed"]
+["ResourceSlice","resource.k8s.io/v1",null,null,null,null,null,null,null,null,null]
+[{},{},"1970-01-02T00:00:00Z"]
+[{},{},"1970-01-02T00:00:00Z"]
+EOF
+
+check_output 'print mode: a node without GPUs has no GPUNode' \
+	'claim-make -N empty </dev/null | jq -r .kind' <<'EOF'
+Node
+EOF
+
+check_output 'claim-make(1) EXAMPLES: a GPUNode'"'"'s counts, nothing in use' \
+	'gpu-probe -t "$TOP/manifests/sim/seed-mig.yaml" -n medium | claim-make -x |
+	    jq -c '"'"'select(.kind == "GPUNode") | .status |
+	        [.totalGPUs, .devices, .freeDevices, .allocatable]'"'"'' <<'EOF'
+[4,16,16,{"nvidia.com/mig-2g.20gb":"12","nvidia.com/mig-1g.10gb":"4"}]
+[4,16,16,{"nvidia.com/mig-2g.20gb":"12","nvidia.com/mig-1g.10gb":"4"}]
+EOF
+
+# ---- lib/podreq and lib/gpunode, driven by unit/gpunode ----
+
+# requests: a limit alone counts; sidecars beside what starts after them;
+# pod-level cpu over the containers' (not for extended resources); overhead
+cat >req.in <<'X'
+{"op":"request","res":"cpu","pod":{"spec":{"containers":[{"resources":{"requests":{"cpu":"500m"},"limits":{"cpu":"2"}}},{"resources":{"limits":{"cpu":"1"}}}]}}}
+{"op":"request","res":"memory","pod":{"spec":{"containers":[{"resources":{"requests":{"memory":"1Gi"}}}],"initContainers":[{"restartPolicy":"Always","resources":{"requests":{"memory":"512Mi"}}},{"resources":{"requests":{"memory":"2Gi"}}}],"overhead":{"memory":"64Mi"}}}}
+{"op":"request","res":"memory","pod":{"spec":{"containers":[{"resources":{"requests":{"memory":"1Gi"}}}],"initContainers":[{"resources":{"requests":{"memory":"2Gi"}}},{"restartPolicy":"Always","resources":{"requests":{"memory":"512Mi"}}}]}}}
+{"op":"request","res":"cpu","pod":{"spec":{"resources":{"limits":{"cpu":"3"}},"containers":[{"resources":{"requests":{"cpu":"1"}}}]}}}
+{"op":"request","res":"nvidia.com/gpu","pod":{"spec":{"resources":{"limits":{"nvidia.com/gpu":"3"}},"containers":[{"resources":{"limits":{"nvidia.com/gpu":2}}}]}}}
+{"op":"request","res":"pods","pod":{}}
+{"op":"request","res":"cpu","pod":{"spec":{"containers":[{"resources":{"limits":{"memory":"1Gi"}}}]}}}
+{"op":"request","res":"nvidia.com/gpu","pod":{"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"x"}}}]}}}
+{"op":"left","allocatable":{"cpu":"63","memory":"263567056Ki","nvidia.com/gpu":"8","pods":"8","ephemeral-storage":"lots"},"pods":[{"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":1,"memory":"16Gi","cpu":2}}}]}},{"status":{"phase":"Succeeded"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":1,"memory":"16Gi","cpu":2}}}]}},{"status":{"phase":"Failed"},"spec":{"containers":[{"resources":{"limits":{"cpu":5}}}]}}]}
+{"op":"left","allocatable":{"cpu":"1","memory":"2Gi","pods":"1"},"pods":[{"spec":{"containers":[{"resources":{"requests":{"cpu":"1500m","memory":"512Mi"}}}]}},{"spec":{"containers":[{"resources":{"requests":{"memory":"0.5Gi"}}}]}}]}
+X
+check_output 'pod requests as kube-scheduler counts them; what they leave, canonical, floored at 0' 'unit gpunode <req.in' <<'EOF'
+{"q":"1500m","named":1,"bad":0}
+{"q":"2624Mi","named":1,"bad":0}
+{"q":"2Gi","named":1,"bad":0}
+{"q":"3","named":1,"bad":0}
+{"q":"2","named":1,"bad":0}
+{"q":"1","named":1,"bad":0}
+{"q":"0","named":0,"bad":0}
+{"q":"0","named":1,"bad":1}
+{"left":{"cpu":"61","memory":"246789840Ki","nvidia.com/gpu":"7","pods":"7","ephemeral-storage":"lots"},"bad":1}
+{"left":{"cpu":"0","memory":"1Gi","pods":"0"},"bad":0}
+EOF
+
+# n1: GPU 0 whole; GPU 1 cut into two 1g.10gb; GPU 2 held on the host;
+# GPU 3 unhealthy; GPUs 4 and 5 whole. A claim has gpu-0 (and devices of
+# another driver and another node, which are not ours); pod a asks one
+# GPU (the first free once the named ones are counted: 5, not 4), pod b
+# names GPU 4, pod c a 1g.10gb (the first: MIG-1a, so GPU 1 is in use),
+# pod d ended (nothing).
+g='"kind":"gpu","node":"n1","health":"ok"'
+cat >status.in <<X
+{"op":"status","node_status":{"capacity":{"nvidia.com/gpu":"5"},"allocatable":{"nvidia.com/gpu":"3"}},"gpus":[
+ {$g,"index":0,"uuid":"GPU-0","mig_enabled":false,"util_pct":10},
+ {$g,"index":1,"uuid":"GPU-1","mig_enabled":true,"util_pct":50.5},
+ {$g,"index":1,"uuid":"MIG-1a","mig_enabled":true,"mig":{"profile":"1g.10gb","device":0,"parent_uuid":"GPU-1"}},
+ {$g,"index":1,"uuid":"MIG-1b","mig_enabled":true,"mig":{"profile":"1g.10gb","device":1,"parent_uuid":"GPU-1"}},
+ {$g,"index":2,"uuid":"GPU-2","held":{"type":"manual","user":"alice"}},
+ {"kind":"gpu","node":"n1","health":"unhealthy","index":3,"uuid":"GPU-3"},
+ {$g,"index":4,"uuid":"GPU-4"},
+ {$g,"index":5,"uuid":"GPU-5","util_pct":3}],
+ "claims":[{"status":{"allocation":{"devices":{"results":[{"driver":"gpu.canhazgpu.dev","pool":"n1","device":"gpu-0"},
+   {"driver":"other.example.com","pool":"n1","device":"gpu-4"},{"driver":"gpu.canhazgpu.dev","pool":"n2","device":"gpu-4"}]}}}}],
+ "pods":[{"metadata":{"name":"a"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":1}}}]}},
+  {"metadata":{"name":"b","annotations":{"canhazgpu.dev/devices":"[\"GPU-4\"]"}},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":1}}}]}},
+  {"metadata":{"name":"c"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/mig-1g.10gb":1}}}]}},
+  {"metadata":{"name":"d"},"status":{"phase":"Succeeded"},"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":1}}}]}}]}
+X
+tr -d '\n' <status.in >status.line && echo >>status.line
+check_output 'in use: claimed, named, first free of the resource; held and unhealthy never taken' \
+	'unit gpunode <status.line | jq -c "[.totalGPUs, .devices, .offeredDevices, .freeDevices, .utilizationPct, .utilizationTier, .health, .allocatable],
+		(.gpus[] | [.uuid, .inUse, .held, .mig.device])"' <<'EOF'
+[6,7,5,1,21,"low","unhealthy",{"nvidia.com/gpu":"1"}]
+["GPU-0",true,false,null]
+["GPU-1",true,false,null]
+["MIG-1a",true,false,0]
+["MIG-1b",false,false,1]
+["GPU-2",false,true,null]
+["GPU-3",false,false,null]
+["GPU-4",true,false,null]
+["GPU-5",true,false,null]
+EOF
+
+# the stored object (have) against what would be written (want)
+want='{"spec":{"nodeName":"n1"},"metadata":{"ownerReferences":[{"uid":"u1"}]},"status":{"freeDevices":1,"lastUpdate":"1970-01-01T00:10:00Z"}}'
+have='{"spec":{"nodeName":"n1"},"metadata":{"ownerReferences":[{"uid":"u1"}]},"status":{"freeDevices":1,"lastUpdate":"1970-01-01T00:00:00Z"}}'
+other=$(echo "$have" | jq -c '.status.freeDevices = 2')
+owner=$(echo "$have" | jq -c '.metadata.ownerReferences[0].uid = "u0"')
+check_output 'a GPUNode is current while it says the same and its stamp is younger than the heartbeat' "
+	printf '%s\n' '{\"op\":\"current\",\"have\":$have,\"want\":$want,\"now\":299,\"heartbeat\":300}' \
+		'{\"op\":\"current\",\"have\":$have,\"want\":$want,\"now\":300,\"heartbeat\":300}' \
+		'{\"op\":\"current\",\"have\":$other,\"want\":$want,\"now\":1,\"heartbeat\":300}' \
+		'{\"op\":\"current\",\"have\":$owner,\"want\":$want,\"now\":1,\"heartbeat\":300}' | unit gpunode" <<'EOF'
+{"current":1}
+{"current":0}
+{"current":0}
+{"current":0}
 EOF
 
 done_testing

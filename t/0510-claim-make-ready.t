@@ -53,7 +53,7 @@ EOF
 check_output 'a file that cannot be made is named; status 1, the records still written' \
 	'claim-make -R nodir/ready "$F/small.ndjson" >out 2>err; echo "status $?"; wc -l <out; cat err' <<'EOF'
 status 1
-2
+4
 claim-make: -R nodir/ready: No such file or directory
 EOF
 done_testing

@@ -168,9 +168,11 @@ exit 1
 NVIDIA-L4 2
 EOF
 
+# the sim serves GPUNodes (k8shazgpu-sim up applies their CRDs): the
+# node, its slice's write skipped, and its two GPUNodes are unchanged
 check_output 'a second cycle with nothing changed rewrites no slice' \
 	'cycle small "$D/topology.yaml" && k8shazgpu-nodeagent -1 -N small -t "$D/topology.yaml" 2>&1 | sed "s/.*;//"' <<'EOF'
- 0 writes, 2 unchanged (status 0)
+ 0 writes, 4 unchanged (status 0)
 EOF
 check_output 'the node-exporter textfile of a cycle' \
 	'mkdir -p tf && k8shazgpu-nodeagent -1 -N l4 -t "$D/topology.yaml" -T tf 2>/dev/null &&

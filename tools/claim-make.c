@@ -24,6 +24,15 @@
  *         -N names a node to publish even when no record names it: a node
  *         whose GPUs are all gone is published empty, so nothing stale
  *         stays behind.
+ *         A node with records also gets its two GPUNodes (gpunode.h:
+ *         canhazgpu.dev/v1alpha1 and agentaflow.io/v1), printed after the
+ *         Node. With -a they are owned by the Node (its uid), what is in
+ *         use and what its allocatable leaves come from the pods bound to
+ *         it (listed every batch) and the ResourceClaims they name, a
+ *         GPUNode that already says it all is left alone (the heartbeat
+ *         rule below), one of a node without records is deleted, and a
+ *         group not served is said once and is no error. Printed, no pod
+ *         is known: nothing is in use, allocatable is the Node's.
  *   any record with apiVersion and kind is a Kubernetes object, passed
  *         through as it is once its names are strings that can name it.
  * A {"kind":"flush"} record (gpu-probe -i writes one after every probe)
@@ -49,12 +58,16 @@
  * are published from one that stalled or keeps failing. A batch that
  * failed leaves it as it was.
  *
+ * $GPU_UTILIZATION_GOAL (percent, 1 to 100, default 80) sets the
+ * utilization tiers (gobj_tier); anything else is refused with status 2.
+ *
  * $K8SHAZGPU_NOW (Unix seconds) fixes the agentaflow.gpu/last-update
- * stamp, for reproducible output. With -a a node that already carries
- * every label, annotation and resource is not written again (op
- * "unchanged") until its last-update stamp is $K8SHAZGPU_HEARTBEAT
- * seconds old (default 300). Either, set to anything but a whole number
- * from 0 to SECONDS_MAX, is refused with status 2.
+ * stamp (and the GPUNodes' lastUpdate), for reproducible output. With
+ * -a a node that already carries every label, annotation and resource
+ * is not written again (op "unchanged") until its last-update stamp is
+ * $K8SHAZGPU_HEARTBEAT seconds old (default 300). Either, set to
+ * anything but a whole number from 0 to SECONDS_MAX, is refused with
+ * status 2.
  *
  * -c creates each object with a POST instead (no apply): a name already
  * taken fails, atomically, leaving that object as it was:
@@ -86,6 +99,7 @@
 
 #include "apply.h"
 #include "err.h"
+#include "gpunode.h"
 #include "gpuobj.h"
 #include "kname.h"
 #include "kube.h"
@@ -126,6 +140,8 @@ struct ctx {
 
 	const char *ready; /* -R: touched after each batch without error */
 	int batch_bad;     /* a record or write of this batch failed */
+
+	json_t *unserved; /* GPUNode apiVersions not served, said so */
 };
 
 static const char usage_text[] =
@@ -735,40 +751,167 @@ node_current(const struct ctx *c, const json_t *current, const json_t *obj)
 				json_object_get(ws, "allocatable"), NULL));
 }
 
+/* gpunode_path returns the path of obj, a GPUNode, or NULL: when its
+ * group is not served (said once until it is, no error) or that failed. */
+static char *
+gpunode_path(struct ctx *c, const json_t *obj)
+{
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	struct kube_error e;
+	char *path, *ref;
+
+	/* asked every batch: a CRD installed later is written to at once */
+	if ((path = ap_path(c->ap, obj, 1, &e))) {
+		json_object_del(c->unserved, av);
+		return path;
+	}
+	if (e.kind == KUBE_ENORES) {
+		if (!json_object_get(c->unserved, av))
+			err_warn("%s GPUNode: not written: %s", av, e.msg);
+		json_object_set_new(c->unserved, av, json_true());
+	} else {
+		ref = ap_ref(obj);
+		fail(c, &e, ref);
+		free(ref);
+	}
+	return NULL;
+}
+
+/* write_gpunode applies obj unless the server holds it already, fresh
+ * (gn_current); with gone set, deletes it where it is. */
+static void
+write_gpunode(struct ctx *c, const json_t *obj, int gone)
+{
+	char *path = gpunode_path(c, obj), *ref;
+	struct kube_error e;
+	json_t *have, *res;
+
+	if (!path)
+		return;
+	have = kube_get(c->k, path, &e);
+	free(path);
+	if (!have && !(e.kind == KUBE_EAPI && e.status == 404)) {
+		ref = ap_ref(obj);
+		fail(c, &e, ref);
+		free(ref);
+	} else if (gone) {
+		if (have && (res = ap_delete(c->ap, obj, &e))) {
+			nd_write(res);
+			json_decref(res);
+		} else if (have) {
+			fail(c, &e, json_string_value(name_of(obj)));
+		}
+	} else if (have && gn_current(have, obj, c->now, c->heartbeat)) {
+		print_result("unchanged", obj);
+	} else {
+		emit(c, obj);
+	}
+	json_decref(have);
+}
+
+/* publish_gpunodes writes the node's GPUNodes (gpunode.h) from its gpu
+ * records, the Node as it now is and the pods bound to it; a node without
+ * GPUs has none (a GPUNode left from before is deleted). */
+static void
+publish_gpunodes(struct ctx *c, const char *node, const json_t *gpus,
+	const json_t *node_obj)
+{
+	json_t *pods = NULL, *claims = NULL, *status = NULL, *objs, *o;
+	struct kube_error e;
+	size_t i;
+	int bad = 0;
+
+	if (json_array_size(gpus)) {
+		if (gn_pods(c->k, node, &pods, &e) < 0 ||
+			gn_claims(c->k, pods, &claims, &e) < 0) {
+			fail(c, &e, node);
+			json_decref(pods);
+			return;
+		}
+		status = gn_status(gpus, node, c->driver,
+			json_object_get(node_obj, "status"), pods, claims,
+			c->now, &bad);
+	}
+	objs = gn_objects(node,
+		json_string_value(
+			json_object_get(json_object_get(node_obj, "metadata"),
+				"uid")),
+		status ? status : json_null());
+	json_array_foreach(objs, i, o)
+		write_gpunode(c, o, status == NULL);
+	json_decref(objs);
+	json_decref(status);
+	json_decref(claims);
+	json_decref(pods);
+}
+
+/* print_node prints the node's objects: the Node, its GPUNodes (no pod
+ * known: nothing in use, allocatable the Node's) and its slices. */
+static void
+print_node(struct ctx *c, const char *node, const json_t *gpus,
+	const json_t *obj, const json_t *devices)
+{
+	json_t *slices, *s, *status, *objs;
+	size_t i;
+	int bad = 0;
+
+	nd_write((json_t *)obj);
+	if (json_array_size(gpus)) {
+		status = gn_status(gpus, node, c->driver,
+			json_object_get(obj, "status"), NULL, NULL, c->now,
+			&bad);
+		objs = gn_objects(node, NULL, status);
+		json_array_foreach(objs, i, s)
+			nd_write(s);
+		json_decref(objs);
+		json_decref(status);
+	}
+	slices = gobj_slices(node, c->driver, 1, devices);
+	json_array_foreach(slices, i, s)
+		nd_write(s);
+	json_decref(slices);
+}
+
 /* publish writes one node's objects. */
 static void
 publish(struct ctx *c, const char *node, const json_t *gpus)
 {
 	json_t *obj = node_object(c, node, gpus), *devices = gobj_devices(gpus);
-	json_t *slices, *s, *current;
+	json_t *current, *now;
 	struct kube_error e;
 	char *path;
-	size_t i;
+	int written = 0;
 
 	if (c->mode == PRINT) {
-		nd_write(obj);
-		slices = gobj_slices(node, c->driver, 1, devices);
-		json_array_foreach(slices, i, s)
-			nd_write(s);
-		json_decref(slices);
-	} else {
-		path = easprintf("/api/v1/nodes/%s", node);
-		current = kube_get(c->k, path, &e);
-		free(path);
-		if (!current) {
-			fail(c, &e, node);
-		} else {
-			/* not applied when the release failed: next time */
-			if (release(c, node, current, obj) == 0) {
-				if (node_current(c, current, obj))
-					print_result("unchanged", obj);
-				else
-					emit(c, obj);
-			}
-			sync_slices(c, node, devices, current);
-			json_decref(current);
-		}
+		print_node(c, node, gpus, obj, devices);
+		json_decref(devices);
+		json_decref(obj);
+		return;
 	}
+	path = easprintf("/api/v1/nodes/%s", node);
+	if (!(current = kube_get(c->k, path, &e))) {
+		fail(c, &e, node);
+	} else {
+		/* not applied when the release failed: next time */
+		if (release(c, node, current, obj) == 0) {
+			if (node_current(c, current, obj)) {
+				print_result("unchanged", obj);
+			} else {
+				emit(c, obj);
+				written = 1;
+			}
+		}
+		sync_slices(c, node, devices, current);
+		/* the GPUNode tells the Node as it is after the write */
+		now = written ? kube_get(c->k, path, &e) : json_incref(current);
+		if (now)
+			publish_gpunodes(c, node, gpus, now);
+		else
+			fail(c, &e, node);
+		json_decref(now);
+		json_decref(current);
+	}
+	free(path);
 	json_decref(devices);
 	json_decref(obj);
 }
@@ -792,6 +935,27 @@ env_seconds(const char *name, long long dflt)
 			"%lld: \"%.64s\"",
 			name, SECONDS_MAX, s);
 	return v;
+}
+
+/* env_goal returns $GPU_UTILIZATION_GOAL, a whole percentage from 1 to
+ * 100, or the default when it is not set; anything else is refused. */
+static int
+env_goal(void)
+{
+	const char *s = getenv("GPU_UTILIZATION_GOAL");
+	char *end;
+	long v;
+
+	if (!s)
+		return GOBJ_GOAL_DEFAULT;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!isdigit((unsigned char)*s) || *end || errno || v < 1 || v > 100)
+		err_die(HAZ_USAGE,
+			"$GPU_UTILIZATION_GOAL: not a whole percentage from 1 "
+			"to 100: \"%.64s\"",
+			s);
+	return (int)v;
 }
 
 /* is_manager: m can name a field manager: 1 to 128 bytes, no control
@@ -950,10 +1114,12 @@ main(int argc, char **argv)
 	c.order = json_array();
 	c.fixed = json_array();
 	c.names = json_object();
+	c.unserved = json_object();
 	parse_args(&c, argc, argv);
 	c.now_fixed = getenv("K8SHAZGPU_NOW") != NULL;
 	c.now = (time_t)env_seconds("K8SHAZGPU_NOW", (long long)time(NULL));
 	c.heartbeat = env_seconds("K8SHAZGPU_HEARTBEAT", 300);
+	gobj_set_goal(env_goal());
 	if (c.mode != PRINT)
 		connect(&c);
 	st = read_inputs(&c, argc - optind, argv + optind);
@@ -969,5 +1135,6 @@ main(int argc, char **argv)
 	json_decref(c.order);
 	json_decref(c.fixed);
 	json_decref(c.names);
+	json_decref(c.unserved);
 	return nd_finish(c.status);
 }
