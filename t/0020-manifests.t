@@ -19,15 +19,15 @@ if [ -x "$kubectl" ]; then
 5 ClusterRoleBinding
 1 ConfigMap
 1 CronJob
-3 CustomResourceDefinition
+5 CustomResourceDefinition
 2 DaemonSet
 2 Deployment
 2 DeviceClass
 1 Job
 1 MutatingWebhookConfiguration
 1 Namespace
-3 Role
-3 RoleBinding
+4 Role
+4 RoleBinding
 2 Service
 5 ServiceAccount
 3 ValidatingAdmissionPolicy
@@ -81,10 +81,10 @@ X
 ["ClusterRole",null,["nodecachestatuses","nodecachestatuses/status"],["get","create","update","patch"]]
 ["Role","canhazgpu-system",["secrets"],["get"]]
 X
-	check_output 'the policies: the node agent writes its own node, slices and NodeCacheStatus only' \
+	check_output 'the policies: the node agent writes its own node, slices, NodeCacheStatus and GPUNodes only' \
 		"jq -r 'select(.kind == \"ValidatingAdmissionPolicy\" and (.metadata.name | startswith(\"canhazgpu-nodeagent\")))
 			| [.metadata.name, (.spec.matchConstraints.resourceRules[] | .resources | join(\",\"))] | join(\" \")' all.json | sort" <<'X'
-canhazgpu-nodeagent-own-cache-status nodecachestatuses,nodecachestatuses/*
+canhazgpu-nodeagent-own-cache-status nodecachestatuses,nodecachestatuses/*,gpunodes,gpunodes/* gpunodes,gpunodes/*
 canhazgpu-nodeagent-own-node nodes,nodes/* resourceslices
 X
 	check 'the webhook configuration names no caBundle: the certificate Job writes it, apply -k keeps it' \

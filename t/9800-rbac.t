@@ -19,7 +19,7 @@
 need_cluster
 k() { k8shazgpu-sim kubectl "$@"; }
 SYS=canhazgpu-system
-FILES="namespace.yaml crds/gpuworkloads.yaml crds/cacheplans.yaml crds/nodecachestatuses.yaml nodeagent/rbac.yaml draplugin/rbac.yaml controller/rbac.yaml
+FILES="namespace.yaml crds/gpuworkloads.yaml crds/cacheplans.yaml crds/nodecachestatuses.yaml crds/gpunodes.yaml nodeagent/rbac.yaml draplugin/rbac.yaml controller/rbac.yaml
 webhook/rbac.yaml webhook/certs-rbac.yaml nodeagent/policy.yaml"
 
 # --- apply, remembering what was there already
@@ -73,7 +73,17 @@ canhazgpu-nodeagent patch events default small.gpu-0-held-0123abcd yes
 canhazgpu-nodeagent update nodes - small no
 canhazgpu-nodeagent create nodes - - no
 canhazgpu-nodeagent list nodes - - no
-canhazgpu-nodeagent get resourceclaims.resource.k8s.io default c no
+canhazgpu-nodeagent get resourceclaims.resource.k8s.io default c yes
+canhazgpu-nodeagent list pods - - yes
+canhazgpu-nodeagent get gpunodes.canhazgpu.dev - small yes
+canhazgpu-nodeagent patch gpunodes.canhazgpu.dev - small yes
+canhazgpu-nodeagent patch gpunodes.canhazgpu.dev/status - small yes
+canhazgpu-nodeagent delete gpunodes.canhazgpu.dev - small yes
+canhazgpu-nodeagent patch gpunodes.agentaflow.io - small yes
+canhazgpu-nodeagent patch gpunodes.agentaflow.io/status - small yes
+canhazgpu-nodeagent update gpunodes.canhazgpu.dev - small no
+canhazgpu-nodeagent list gpunodes.canhazgpu.dev - - no
+canhazgpu-nodeagent patch pods default p no
 canhazgpu-nodeagent update resourceclaims.resource.k8s.io/status default c no
 canhazgpu-nodeagent patch gpuworkloads.canhazgpu.dev/status default w no
 canhazgpu-nodeagent delete events default e no
@@ -115,6 +125,21 @@ canhazgpu-controller patch jobs.batch default j yes
 canhazgpu-controller delete jobs.batch default j yes
 canhazgpu-controller list pods - - yes
 canhazgpu-controller watch pods - - yes
+canhazgpu-controller patch pods default p yes
+canhazgpu-controller create pods/binding default p yes
+canhazgpu-controller create events default - yes
+canhazgpu-controller list resourceslices.resource.k8s.io - - yes
+canhazgpu-controller watch resourceslices.resource.k8s.io - - yes
+canhazgpu-controller list resourceclaims.resource.k8s.io - - yes
+canhazgpu-controller watch resourceclaims.resource.k8s.io - - yes
+canhazgpu-controller update resourceclaims.resource.k8s.io/status default c yes
+canhazgpu-controller update resourceclaims.resource.k8s.io default c no
+canhazgpu-controller create resourceclaimtemplates.resource.k8s.io default - yes
+canhazgpu-controller patch resourceclaimtemplates.resource.k8s.io default w yes
+canhazgpu-controller delete resourceclaimtemplates.resource.k8s.io default w yes
+canhazgpu-controller get secrets canhazgpu-system alert-webhook yes
+canhazgpu-controller get secrets canhazgpu-system hf-token no
+canhazgpu-controller get secrets default alert-webhook no
 canhazgpu-controller list configmaps canhazgpu-system k8shazgpu-config yes
 canhazgpu-controller watch configmaps canhazgpu-system k8shazgpu-config yes
 canhazgpu-controller list configmaps canhazgpu-system - no
@@ -394,9 +419,12 @@ check_output 'the node agent gets a Secret of its namespace by name, none there 
 got none
 claim-watch: GET /api/v1/namespaces/$SYS/secrets: 403 Forbidden: secrets is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot list resource "secrets" in API group "" in the namespace "$SYS"
 X
-check_output 'the node agent may not list pods (claim-watch)' \
-	"must_fail 1 claim-watch --kubeconfig agent.kubeconfig -1 -A pods 2>&1" <<X
-claim-watch: GET /api/v1/pods: 403 Forbidden: pods is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot list resource "pods" in API group "" at the cluster scope
+check_output 'the node agent lists the pods of its node (claim-watch -f), and may not delete one' \
+	"claim-watch --kubeconfig agent.kubeconfig -1 -n $SYS -f spec.nodeName=h100 pods | jq -r .object.metadata.name &&
+	 printf '%s\\n' '{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"t9800-agent-h100\",\"namespace\":\"$SYS\"}}' |
+	 must_fail 1 claim-make --kubeconfig agent.kubeconfig -D 2>&1 >/dev/null" <<X
+t9800-agent-h100
+claim-make: v1/Pod/$SYS/t9800-agent-h100: DELETE /api/v1/namespaces/$SYS/pods/t9800-agent-h100: 403 Forbidden: pods "t9800-agent-h100" is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot delete resource "pods" in API group "" in the namespace "$SYS"
 X
 check 'the webhook lists and watches nodes, pods and RuntimeClasses (claim-watch)' \
 	"for r in nodes pods runtimeclasses.node.k8s.io; do claim-watch --kubeconfig webhook.kubeconfig -1 -A \$r >/dev/null || exit; done"
