@@ -1,4 +1,6 @@
 /* sched: state and inventory records (node, gpu, allocation, release). */
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,11 +37,35 @@ free_set(void *p)
 	free(s);
 }
 
+int
+sp_goal_from_env(char *why, size_t n)
+{
+	const char *s = getenv("GPU_UTILIZATION_GOAL");
+	char *end;
+	long v;
+
+	if (!s)
+		return SP_GOAL_DEFAULT;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (isdigit((unsigned char)*s) && !*end && !errno && v >= 1 && v <= 100)
+		return (int)v;
+	snprintf(why, n,
+		"$GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "
+		"\"%.64s\"",
+		s);
+	return -1;
+}
+
 void
 sp_init(struct sp_state *st, const struct sp_ops *ops, int strategy,
 	uint64_t seed)
 {
+	char why[160];
+
 	memset(st, 0, sizeof *st);
+	if ((st->goal = sp_goal_from_env(why, sizeof why)) < 0)
+		err_die(HAZ_USAGE, "%s", why);
 	st->node_by_name = hm_new(NULL);
 	st->dev_by_uuid = hm_new(free_dev);
 	st->holds = hm_new(free_hold);

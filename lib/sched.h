@@ -20,7 +20,12 @@
  * - A node fits when it is usable, matches the selector, and has the
  *   candidates asked for: enough of them, at the explicit indexes if
  *   any (sp_fits).
- * - The search returns the fitting node that sorts first by sp_cmp. */
+ * - The search returns the fitting node that sorts first by sp_cmp.
+ * - Least_utilized (and priority) first asks only for candidates under
+ *   the goal (util_pct below sp_state.goal: sp_query.cool), then, when
+ *   no node has enough of them, for any. The order of nodes stays that
+ *   of all their candidates, so a goal changes nothing where the choice
+ *   without one takes no device at or above it. */
 #ifndef HAZ_SCHED_H
 #define HAZ_SCHED_H
 
@@ -48,11 +53,12 @@ enum sp_strategy {
 };
 
 enum {
-	SP_MAX_GPUS = 64,    /* devices one request may ask for */
-	SP_MAX_FALLBACK = 8, /* profiles in mig_fallback */
-	SP_WHOLE = 0,        /* profile id of a whole GPU */
-	SP_NO_PROFILE = -1,  /* not allocatable: a GPU in MIG mode */
-	SP_FLUSHED = 1,      /* sp_feed: a flush record placed a batch */
+	SP_MAX_GPUS = 64,     /* devices one request may ask for */
+	SP_MAX_FALLBACK = 8,  /* profiles in mig_fallback */
+	SP_WHOLE = 0,         /* profile id of a whole GPU */
+	SP_NO_PROFILE = -1,   /* not allocatable: a GPU in MIG mode */
+	SP_FLUSHED = 1,       /* sp_feed: a flush record placed a batch */
+	SP_GOAL_DEFAULT = 80, /* GPU_UTILIZATION_GOAL when unset, percent */
 };
 
 struct sp_node;
@@ -132,12 +138,15 @@ struct sp_query {
 	const struct sp_label *sel;
 	size_t nsel;
 	int start; /* round_robin, random: the rank the rotation starts at */
+	int goal;  /* util_pct at which a device is over the goal */
+	int cool;  /* take only candidates under the goal */
 };
 
 struct sp_load {
 	int count;
 	long util;
 	long mem;
+	int cool; /* of count, those under the goal */
 };
 
 /* The members of every record kind, found in one pass over a record. */
@@ -195,6 +204,7 @@ struct sp_state {
 	size_t seq;
 
 	int strategy;  /* -S */
+	int goal;      /* GPU_UTILIZATION_GOAL, percent: see sp_goal_from_env */
 	uint64_t rng;  /* random's splitmix64 state */
 	char *rr_last; /* round_robin: the node chosen last */
 	const struct sp_ops *ops;
@@ -217,8 +227,15 @@ struct sp_state {
 
 /* ---- sched.c: state and inventory ---- */
 
+/* sp_goal_from_env returns GPU_UTILIZATION_GOAL, a whole percentage
+ * from 1 to 100 (SP_GOAL_DEFAULT when unset), or -1 with the reason,
+ * naming the variable, in why (size n). */
+int sp_goal_from_env(char *why, size_t n);
+
 /* sp_init readies st to search with ops; strategy is the default, seed
- * random's. */
+ * random's. The goal is read from the environment; a bad value ends the
+ * program with status 2 (a tool that wants to refuse it before any work
+ * calls sp_goal_from_env first). */
 void sp_init(struct sp_state *st, const struct sp_ops *ops, int strategy,
 	uint64_t seed);
 void sp_free(struct sp_state *st);

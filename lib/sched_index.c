@@ -10,7 +10,10 @@
 #include "sched_index.h"
 #include "treap.h"
 
-enum { ORD_LU, ORD_LL, ORD_BF, ORD_RANK, ORD_COST, NORD };
+/* ORD_LUG is least_utilized's order over nodes bucketed by their
+ * candidates under the goal rather than by all of them: its first
+ * search (sched.h). */
+enum { ORD_LU, ORD_LL, ORD_BF, ORD_RANK, ORD_COST, ORD_LUG, NORD };
 
 /* The order kind of each strategy's trees. */
 static const int ord_of[SP_NSTRATEGIES] = {
@@ -143,6 +146,15 @@ key_of(int k, const struct sp_node *n, const struct sp_load *l, uint64_t *key)
 	key[0] = key[1] = key[2] = 0;
 	switch (k) {
 	case ORD_LU: key[2] = (uint64_t)l->util; break;
+	case ORD_LUG:
+		/* counts differ within a bucket: the mean, exact for up to
+		 * 65536 devices a node (means differ by 1 / count^2 or more,
+		 * scaled by 2^32), then more devices first */
+		key[1] = l->count
+			? ((uint64_t)l->util << 32) / (uint64_t)l->count
+			: 0;
+		key[2] = ~(uint64_t)l->count;
+		break;
 	case ORD_LL: key[2] = ~mem; break;
 	case ORD_BF: key[2] = mem; break;
 	case ORD_COST:
@@ -213,6 +225,7 @@ shared_loads(struct spx *x, const struct sp_dev *d)
 		l->count++;
 		l->util += d->util;
 		l->mem += room;
+		l->cool += d->util < x->st->goal;
 	}
 }
 
@@ -244,6 +257,7 @@ node_loads(struct spx *x, const struct sp_node *n)
 			l->count++;
 			l->util += d->util;
 			l->mem += d->mem;
+			l->cool += d->util < x->st->goal;
 		}
 	}
 }
@@ -251,7 +265,8 @@ node_loads(struct spx *x, const struct sp_node *n)
 static int
 same_load(const struct sp_load *a, const struct sp_load *b)
 {
-	return a->count == b->count && a->util == b->util && a->mem == b->mem;
+	return a->count == b->count && a->util == b->util && a->mem == b->mem &&
+		a->cool == b->cool;
 }
 
 /* member returns n's number in view v. */
@@ -270,23 +285,23 @@ refile(struct spx *x, struct view *v, int k, const struct sp_node *n, int c,
 {
 	struct order *o = &v->ord[k];
 	struct ent *e = &o->ents[c][member(v, n)];
+	int count = k == ORD_LUG ? l->cool : l->count;
 	uint64_t key[3];
 
-	if (!e->g && !l->count)
+	if (!e->g && !count)
 		return;
-	if (l->count > x->cls[c].maxc)
+	if (count > x->cls[c].maxc)
 		err_die(HAZ_FAIL, "internal error: %s outgrew its index",
 			n->name);
 	key_of(k, n, l, key);
-	if (e->g && e->bucket == l->count &&
-		!memcmp(e->g->key, key, sizeof key))
+	if (e->g && e->bucket == count && !memcmp(e->g->key, key, sizeof key))
 		return;
 	if (e->g)
 		leave(x, bucket(o, x, c, e->bucket), e->g, n->rank);
 	e->g = NULL;
-	e->bucket = l->count;
-	if (l->count)
-		e->g = join(x, bucket(o, x, c, l->count), key, n->rank);
+	e->bucket = count;
+	if (count)
+		e->g = join(x, bucket(o, x, c, count), key, n->rank);
 }
 
 /* ---- orders and classes ---- */
@@ -327,7 +342,7 @@ static struct sp_load
 class_load(const struct spx *x, const struct sp_node *n, int c)
 {
 	const struct cls *k = &x->cls[c];
-	struct sp_load l = {0, 0, 0};
+	struct sp_load l = {0, 0, 0, 0};
 	const struct sp_dev *d;
 	size_t i, lo, hi;
 	long room;
@@ -344,6 +359,7 @@ class_load(const struct spx *x, const struct sp_node *n, int c)
 		l.count++;
 		l.util += d->util;
 		l.mem += room;
+		l.cool += d->util < x->st->goal;
 	}
 	return l;
 }
@@ -748,11 +764,13 @@ direct(struct spx *x, int c, const struct sp_query *q,
 	const struct sp_nodeset *s)
 {
 	uint32_t *v = x->scratch;
+	const struct sp_load *l;
 	struct sp_node *found = NULL;
 	size_t i, m = 0, best = 0;
 
 	for (i = 0; i < s->n; i++) {
-		if (x->cls[c].load[s->v[i]->id].count < q->k)
+		l = &x->cls[c].load[s->v[i]->id];
+		if ((q->cool ? l->cool : l->count) < q->k)
 			continue;
 		v[m] = (uint32_t)s->v[i]->rank;
 		if (m && rank_cmp(x, c, v[m], v[best], q) < 0)
@@ -877,7 +895,7 @@ find(void *ctx, const struct sp_query *q)
 	struct spx *x = ctx;
 	const struct sp_nodeset *s;
 	struct view *v = &x->views[0];
-	int c = class_of(x, q), k = ord_of[q->strat];
+	int c = class_of(x, q), k = q->cool ? ORD_LUG : ord_of[q->strat];
 	size_t which = 0;
 
 	if (c < 0 || q->k > x->cls[c].maxc)

@@ -21,7 +21,10 @@
  * Orders. Strategies that share an order within a bucket share trees:
  * least_utilized/priority (utilization), least_loaded (memory,
  * descending), best_fit (memory), cost_optimized, and name order for
- * binpack, spread, their _gpu forms, round_robin and random. An order is
+ * binpack, spread, their _gpu forms, round_robin and random; and
+ * least_utilized's search for devices under the goal, whose buckets
+ * count those devices alone and whose groups are keyed by the mean
+ * utilization of all candidates, then their count. An order is
  * made the first time a request uses it, and kept only in the classes
  * requests have used.
  *

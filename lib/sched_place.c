@@ -67,6 +67,7 @@ sp_node_load(const struct sp_node *n, const struct sp_query *q,
 		out->count++;
 		out->util += d->util;
 		out->mem += q->shared ? d->mem - d->shared_mem : d->mem;
+		out->cool += d->util < q->goal;
 	}
 }
 
@@ -163,8 +164,9 @@ dev_cmp(const struct cand *a, const struct cand *b, const struct sp_query *q)
 	return cmp_int(a->d->migdev, b->d->migdev);
 }
 
-/* gather fills v with n's devices that fit q, in index order, with
- * their per-GPU counts. Returns how many. */
+/* gather fills v with n's devices that fit q (under the goal alone
+ * when q->cool), in index order, with their per-GPU counts. Returns how
+ * many. */
 static size_t
 gather(const struct sp_node *n, const struct sp_query *q, struct cand *v)
 {
@@ -172,7 +174,8 @@ gather(const struct sp_node *n, const struct sp_query *q, struct cand *v)
 
 	sp_prof_range(n, q->prof, &lo, &hi);
 	for (i = lo; i < hi; i++) {
-		if (!candidate(n->devs[i], q))
+		if (!candidate(n->devs[i], q) ||
+			(q->cool && n->devs[i]->util >= q->goal))
 			continue;
 		v[m].d = n->devs[i];
 		v[m].free = n->devs[i]->mem - n->devs[i]->shared_mem;
@@ -395,45 +398,46 @@ unschedulable(struct sp_state *st, const struct sp_req *r, const char *why)
 	jb_raw(o, "}");
 }
 
-/* try_profile looks for a node for q: the preferred one when it fits,
- * else the search's. Stores the devices in devs. */
+/* search asks the search for q: under least_utilized (and priority,
+ * which places as it does) first for candidates under the goal alone,
+ * then for any; with shared set, devices already shared that have room
+ * (q->shared set on return) before free ones, each time. */
 static struct sp_node *
-try_profile(struct sp_state *st, const struct sp_req *r,
-	const struct sp_query *q, struct sp_dev **devs)
+search(struct sp_state *st, struct sp_query *q, int shared)
 {
-	struct sp_node *n = r->prefer ? hm_get(st->node_by_name, r->prefer)
-				      : NULL;
+	struct sp_node *n;
+	int cool, phase;
 
-	if (n && sp_fits(n, q, devs))
-		return n;
-	n = st->ops->find(st->ctx, q);
-	if (n && !sp_fits(n, q, devs))
-		err_die(HAZ_FAIL, "internal error: %s does not fit %s", n->name,
-			r->id);
-	return n;
+	for (cool = q->strat == SP_LEAST_UTILIZED || q->strat == SP_PRIORITY;
+		cool >= 0; cool--) {
+		for (phase = shared; phase >= 0; phase--) {
+			q->cool = cool;
+			q->shared = phase;
+			if ((n = st->ops->find(st->ctx, q)))
+				return n;
+		}
+	}
+	return NULL;
 }
 
-/* try_shared looks for a node for shared request r, as try_profile:
- * first among devices already shared that have room (q->shared set on
- * return), then among free ones. */
+/* try_profile looks for a node for q: the preferred one when it fits
+ * (the goal aside: a fitting prefer_node wins over the strategy), else
+ * the search's; for shared request r, as search orders it. Stores the
+ * devices in devs. */
 static struct sp_node *
-try_shared(struct sp_state *st, const struct sp_req *r, struct sp_query *q,
+try_profile(struct sp_state *st, const struct sp_req *r, struct sp_query *q,
 	struct sp_dev **devs)
 {
 	struct sp_node *n = r->prefer ? hm_get(st->node_by_name, r->prefer)
 				      : NULL;
 	int phase;
 
-	for (phase = 1; n && phase >= 0; phase--) {
+	for (phase = !r->excl; n && phase >= 0; phase--) {
 		q->shared = phase;
 		if (sp_fits(n, q, devs))
 			return n;
 	}
-	for (phase = 1; phase >= 0; phase--) {
-		q->shared = phase;
-		if ((n = st->ops->find(st->ctx, q)))
-			break;
-	}
+	n = search(st, q, !r->excl);
 	if (n && !sp_fits(n, q, devs))
 		err_die(HAZ_FAIL, "internal error: %s does not fit %s", n->name,
 			r->id);
@@ -453,6 +457,7 @@ place(struct sp_state *st, const struct sp_req *r, int strat)
 	q.mem = r->mem;
 	q.k = r->k;
 	q.strat = strat;
+	q.goal = st->goal;
 	q.ids = r->ids;
 	q.nids = r->nids;
 	q.sel = r->sel;
@@ -460,8 +465,8 @@ place(struct sp_state *st, const struct sp_req *r, int strat)
 	for (step = 0; step < r->nchain; step++) {
 		q.prof = r->chain[step];
 		q.start = start_rank(st, strat);
-		n = r->excl ? try_profile(st, r, &q, devs)
-			    : try_shared(st, r, &q, devs);
+		q.cool = 0;
+		n = try_profile(st, r, &q, devs);
 		if (!n)
 			continue;
 		placement(st, r, n, devs, &q, step);

@@ -387,6 +387,91 @@ check 'batches: each answer is written as soon as it is decided' '
 	n=0 && while [ ! -s streamed ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done &&
 	grep -q "\"id\":\"s/1\"" streamed && exec 3>&- && wait'
 
+# ---- the utilization goal ----
+
+# a: idle and busy side by side (mean 47.5); b: two moderate (55); c: two
+# quiet and one busy (48.333). GPU_UTILIZATION_GOAL=100 lets every device
+# count as under the goal, which is the order alone.
+{ gpus a 81559 10 85; gpus b 81559 50 60; gpus c 81559 20 30 95; } >goalinv
+cat >goalreq <<'EOF'
+{"kind":"request","id":"q/1","gpus":2}
+{"kind":"request","id":"q/2","gpus":2}
+{"kind":"request","id":"q/3","gpus":2}
+EOF
+check_output 'goal: a node with enough devices under it wins over a less busy one' \
+	'pick goalinv goalreq; GPU_UTILIZATION_GOAL=100 pick goalinv goalreq' <<'EOF'
+["q/1","c",[0,1],48.333]
+["q/2","b",[0,1],55]
+["q/3","a",[0,1],47.5]
+exit 0
+["q/1","a",[0,1],47.5]
+["q/2","c",[0,1],48.333]
+["q/3","b",[0,1],55]
+exit 0
+EOF
+check_output 'goal: one device, under the goal as set, else on the least busy node' \
+	'{ gpus a 81559 10 85; gpus d 81559 40 40; } >goal1 &&
+	echo "{\"kind\":\"request\",\"id\":\"q/4\"}" >one &&
+	pick goal1 one; GPU_UTILIZATION_GOAL=30 pick goal1 one; GPU_UTILIZATION_GOAL=10 pick goal1 one' <<'EOF'
+["q/4","d",[0],40]
+exit 0
+["q/4","a",[0],47.5]
+exit 0
+["q/4","d",[0],40]
+exit 0
+EOF
+check_output 'goal: devices at or over it when nothing else fits; priority keeps it too' \
+	'{ gpus h 81559 80 95; gpus i 81559 79; } >hot &&
+	pick hot - <<IN
+{"kind":"request","id":"h/1","gpus":2}
+{"kind":"request","id":"h/2"}
+{"kind":"request","id":"h/3"}
+IN
+	echo "{\"kind\":\"request\",\"id\":\"h/4\"}" | pick -S priority hot -;
+	echo "{\"kind\":\"request\",\"id\":\"h/5\",\"strategy\":\"spread\"}" | pick hot -' <<'EOF'
+["h/1","h",[0,1],87.5]
+["h/2","i",[0],79]
+["h/3","no node has 1 free healthy GPU"]
+exit 0
+["h/4","i",[0],79]
+exit 0
+["h/5","h",[0],2]
+exit 0
+EOF
+check_output 'goal: a shared request takes a free device under it before sharing one over it' \
+	'{ gpus s1 81559 90; gpus s2 81559 10; } >sinv &&
+	cat >sreq <<IN &&
+{"kind":"allocation","id":"old","devices":["s1-g0"],"exclusive":false,"memory_mib":1000}
+{"kind":"request","id":"s/1","exclusive":false,"min_memory_mib":1000}
+IN
+	pick sinv sreq; GPU_UTILIZATION_GOAL=100 pick sinv sreq' <<'EOF'
+["s/1","s2",[0],10]
+exit 0
+["s/1","s1",[0],90]
+exit 0
+EOF
+check_output 'goal: a bad value exits 2 naming it, before any record' \
+	'for g in high 0 101 "" 8O " 80" 80%; do
+		GPU_UTILIZATION_GOAL=$g sched-pick goalinv goalreq; echo "exit $?"
+	done 2>&1 | sed "s|^/.*/sched-pick:|sched-pick:|"' <<'EOF'
+sched-pick: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "high"
+exit 2
+sched-pick: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "0"
+exit 2
+sched-pick: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "101"
+exit 2
+sched-pick: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: ""
+exit 2
+sched-pick: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "8O"
+exit 2
+sched-pick: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: " 80"
+exit 2
+sched-pick: $GPU_UTILIZATION_GOAL: not a whole percentage from 1 to 100: "80%"
+exit 2
+EOF
+check '-h names the goal, and works with a bad one' \
+	'GPU_UTILIZATION_GOAL=x sched-pick -h >h.out && grep -q "^  GPU_UTILIZATION_GOAL  percent, 1 to 100 (default 80):" h.out'
+
 # ---- bad input ----
 
 printf '%s\n' '{"kind":"gpu","node":"b1","index":0,"uuid":"b1-g0","memory_mib":1000}' \
@@ -561,12 +646,18 @@ lp || lp -fsanitize=address,undefined || cat cc.err
 # own), a pool 4 (looked at one by one).
 awk -v nodes=200 -v requests=800 -v batch=25 -v churn=40 \
 	-f "$TOP/bench/sched-gen.awk" >gen.in
-check 'indexes and a plain scan make the same placements, under every strategy' '
+check 'indexes and a plain scan make the same placements, under every strategy and another goal' '
 	test -x linear-pick &&
 	for s in "" least_utilized least_loaded best_fit binpack spread binpack_gpu spread_gpu priority round_robin random cost_optimized; do
 		sched-pick ${s:+-S $s} -r 5 gen.in >idx.out &&
 		./linear-pick ${s:+-S $s} -r 5 gen.in >scan.out &&
 		cmp idx.out scan.out && test "$(wc -l <idx.out)" -eq 800 || exit 1
+	done &&
+	for s in least_utilized priority; do
+		sched-pick -S $s -r 5 gen.in >idx80.out &&
+		GPU_UTILIZATION_GOAL=30 sched-pick -S $s -r 5 gen.in >idx.out &&
+		GPU_UTILIZATION_GOAL=30 ./linear-pick -S $s -r 5 gen.in >scan.out &&
+		cmp idx.out scan.out && ! cmp -s idx.out idx80.out || exit 1
 	done &&
 	test "$(grep -c "\"kind\":\"placement\"" idx.out)" -gt 600'
 

@@ -593,6 +593,14 @@ opts(int argc, char **argv)
 		}
 	if (opt.snapshot ? argc - optind != 4 : argc != optind)
 		usage();
+	{
+		/* the engine reads it at each placement: refuse a bad one
+		 * at start rather than at the first pod */
+		char why[160];
+
+		if (sp_goal_from_env(why, sizeof why) < 0)
+			err_die(HAZ_USAGE, "%s", why);
+	}
 }
 
 int

@@ -42,9 +42,13 @@
  *
  * -v prints statistics on stderr at the end (bench/sched reads them).
  *
+ * GPU_UTILIZATION_GOAL (percent, 1 to 100, default 80): least_utilized
+ * places a request on devices whose util_pct is below it when some node
+ * has enough of them, and on others only when none has.
+ *
  * Exit: 0 ok, unschedulable requests included; 1 a bad record (warned
  * with its source and number, skipped), a file or state file that cannot
- * be read, or a write error; 2 usage. */
+ * be read, or a write error; 2 usage, or a bad GPU_UTILIZATION_GOAL. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +84,10 @@ help(void)
 	     "               cost_optimized (default least_utilized)\n"
 	     "  -s FILE      keep the round-robin position in FILE\n"
 	     "  -v           statistics on stderr at the end\n"
-	     "  -h, -V       help, version");
+	     "  -h, -V       help, version\n"
+	     "environment:\n"
+	     "  GPU_UTILIZATION_GOAL  percent, 1 to 100 (default 80):\n"
+	     "               least_utilized takes devices under it first");
 }
 
 static void
