@@ -224,8 +224,8 @@ static const char *const object_read[] = {"metadata", "spec", NULL};
 static const char *const metadata_read[] = {"name", "generateName", "namespace",
 	"annotations", "ownerReferences", NULL};
 static const char *const spec_read[] = {"containers", "initContainers",
-	"runtimeClassName", "schedulingGates", "template", "jobTemplate",
-	"replicas", "parallelism", NULL};
+	"runtimeClassName", "schedulerName", "schedulingGates", "template",
+	"jobTemplate", "replicas", "parallelism", NULL};
 static const char *const container_read[] = {"name", "resources",
 	"restartPolicy", NULL};
 

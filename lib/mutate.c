@@ -113,10 +113,10 @@ own_containers(json_t *spec, const char *key)
 /* find_target locates the pod of copy (the working copy of the review's
  * object) by group and kind, owning each level on the way down and then
  * what the policy changes in the pod: its annotations, runtimeClassName,
- * schedulingGates and the resources of its containers. All else stays
- * shared with the review's object, and jp_diff passes over shared
- * members at once, so a large object costs little more than a small
- * one. Returns 0, or -1 for an object left alone. */
+ * schedulerName, schedulingGates and the resources of its containers.
+ * All else stays shared with the review's object, and jp_diff passes
+ * over shared members at once, so a large object costs little more than
+ * a small one. Returns 0, or -1 for an object left alone. */
 static int
 find_target(json_t *copy, const char *group, const char *kind, struct target *t)
 {
@@ -184,6 +184,8 @@ mutate_decide(const struct mutate_opts *o, struct avail *a,
 	t.r = r;
 	if (!mutate_rc(o, a, &t, v, note) && create)
 		mutate_mig(o, a, &t, v, note);
+	if (v->allowed && create)
+		mutate_sched(o, &t, v, note);
 	if (v->allowed) {
 		v->patch = jp_diff(r->object, copy);
 		if (!json_array_size(v->patch)) {

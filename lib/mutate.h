@@ -1,6 +1,7 @@
-/* mutate: the admission policy of webhook-patch: RuntimeClass limits and
- * MIG-size fallback, applied to a Pod or to the pod template of a
- * workload, and answered as a JSON Patch.
+/* mutate: the admission policy of webhook-patch: RuntimeClass limits,
+ * MIG-size fallback and our scheduler for strategy-annotated pods,
+ * applied to a Pod or to the pod template of a workload, and answered as
+ * a JSON Patch.
  *
  * Objects handled: Pod (CREATE only), and on CREATE and UPDATE the pod
  * template of Deployment, StatefulSet, ReplicaSet, DaemonSet (apps),
@@ -52,7 +53,23 @@
  *    request stays as asked and a warning says why.
  * 4. A pod asking for MIG devices, unless the review is a dry run,
  *    counts as waiting demand until the watch shows it (avail(3)); it is
- *    not marked, so a pod that fits is allowed without a patch. */
+ *    not marked, so a pod that fits is allowed without a patch.
+ * 5. Our scheduler, for a Pod on CREATE that is allowed (held by the gate
+ *    included). A pod carrying agentaflow.gpu/scheduling-strategy or
+ *    agentaflow.gpu/priority whose spec.schedulerName is absent, empty or
+ *    "default-scheduler" gets schedulerName = ours (mutate_opts.scheduler)
+ *    and the warning "pod scheduled by k8shazgpu (strategy S, priority
+ *    P)": S the strategy's name as the sched engine spells it, or
+ *    "default"; P the priority, 0 when absent. A malformed annotation (a
+ *    strategy sched-pick(1) does not know; a priority that is no decimal
+ *    integer in -2147483648..2147483647, as sched-bind(1) reads it)
+ *    leaves the pod unchanged, with a warning per annotation naming the
+ *    pod: "pod ns/p: annotation agentaflow.gpu/priority: \"high\" is not
+ *    an integer; left to the default scheduler". A pod already naming
+ *    ours is not patched (a malformed annotation is still said: "...;
+ *    k8shazgpu uses its default"); a pod naming another scheduler is left
+ *    alone; templates are not changed (their pods are judged when
+ *    made). */
 #ifndef HAZ_MUTATE_H
 #define HAZ_MUTATE_H
 
@@ -65,11 +82,15 @@
 #define MUTATE_REFUSED_ANNOTATION "gpu-webhook.k8s.io/refused"
 #define MUTATE_GATE "gpu-webhook.k8s.io/runtimeclass-limits"
 #define MUTATE_MAX_NOTES 8
+#define MUTATE_STRATEGY_ANNOTATION "agentaflow.gpu/scheduling-strategy"
+#define MUTATE_PRIORITY_ANNOTATION "agentaflow.gpu/priority"
+#define MUTATE_SCHEDULER_DEFAULT "k8shazgpu"
 
 struct mutate_opts {
 	const struct migchain *chains;
 	const char *default_class; /* -R, or NULL */
-	int gate; /* hold over-limit pods instead of refusing */
+	int gate;              /* hold over-limit pods instead of refusing */
+	const char *scheduler; /* our scheduler's name; NULL: the default */
 };
 
 /* What a decision did, for metrics. */
@@ -78,6 +99,8 @@ struct mutate_note {
 	char from[MUTATE_MAX_NOTES][32], to[MUTATE_MAX_NOTES][32];
 	const char *limit; /* first limit exceeded (annotation key), or NULL */
 	int gated;
+	/* the scheduler the pod was handed to, or NULL */
+	const char *scheduler;
 };
 
 /* mutate_decide fills v (which starts allowed) for review r, reading and

@@ -38,4 +38,8 @@ int mutate_rc(const struct mutate_opts *o, struct avail *a, struct target *t,
 void mutate_mig(const struct mutate_opts *o, struct avail *a, struct target *t,
 	struct adm_verdict *v, struct mutate_note *note);
 
+/* mutate_sched hands an annotated pod to our scheduler (step 5). */
+void mutate_sched(const struct mutate_opts *o, struct target *t,
+	struct adm_verdict *v, struct mutate_note *note);
+
 #endif

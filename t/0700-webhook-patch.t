@@ -239,6 +239,141 @@ check_output 'a Deployment over its class is refused as a pod would be' '
 [false,"pod requests nvidia.com/gpu 3 > 1 allowed by RuntimeClass seeweb-nvidia-1xa6000 (limits.k8s.gpu/default)"]
 X
 
+# ---- our scheduler for annotated pods ------------------------------------
+
+# spod UID ANNOTATIONS [SCHEDULER]: a Pod named UID (unnamed, with
+# generateName train-, for a UID starting "gen") with these annotations
+# (a jq object), naming SCHEDULER unless it is "".
+spod() {
+	review "$1" "" Pod CREATE "$(jq -cn --arg n "$1" --argjson a "$2" --arg s "${3:-}" '
+		{apiVersion: "v1", kind: "Pod",
+		 metadata: ((if $n | startswith("gen") then {generateName: "train-"} else {name: $n} end) + {annotations: $a}),
+		 spec: ((if $s == "" then {} else {schedulerName: $s} end) + {containers: [{name: "c", image: "x"}]})}')"
+}
+S=agentaflow.gpu/scheduling-strategy P=agentaflow.gpu/priority
+check_output 'annotated pods go to k8shazgpu; malformed ones stay, with a warning naming pod and annotation' '
+	{ spod both "{\"$S\":\"binPack\",\"$P\":\"10\"}" default-scheduler
+	  spod prio "{\"$P\":\"-5\"}"
+	  spod strat "{\"$S\":\"LeastUtilized\",\"team\":\"a\"}"
+	  spod edges "{\"$P\":\"-2147483648\"}"
+	  spod plain "{\"team\":\"a\"}"
+	  spod ours "{\"$S\":\"spread\",\"$P\":\"3\"}" k8shazgpu
+	  spod other "{\"$S\":\"spread\"}" volcano
+	  spod otherbad "{\"$P\":\"high\"}" volcano
+	  spod unknown "{\"$S\":\"fastest\",\"$P\":\"1\"}"
+	  spod high "{\"$S\":\"spread\",\"$P\":\"high\"}"
+	  spod big "{\"$P\":\"2147483648\"}" default-scheduler
+	  spod frac "{\"$P\":\"1.5\"}"
+	  spod gen "{\"$S\":\"\",\"$P\":\" 1\"}"
+	  spod oursbad "{\"$P\":\"urgent\"}" k8shazgpu
+	} | webhook-patch -i inv.ndjson | show' <<'X'
+{"uid":"both","allowed":true,"patchType":"JSONPatch","patch":[{"op":"replace","path":"/spec/schedulerName","value":"k8shazgpu"}],"warnings":["pod scheduled by k8shazgpu (strategy binpack, priority 10)"]}
+{"uid":"prio","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/spec/schedulerName","value":"k8shazgpu"}],"warnings":["pod scheduled by k8shazgpu (strategy default, priority -5)"]}
+{"uid":"strat","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/spec/schedulerName","value":"k8shazgpu"}],"warnings":["pod scheduled by k8shazgpu (strategy least_utilized, priority 0)"]}
+{"uid":"edges","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/spec/schedulerName","value":"k8shazgpu"}],"warnings":["pod scheduled by k8shazgpu (strategy default, priority -2147483648)"]}
+{"uid":"plain","allowed":true}
+{"uid":"ours","allowed":true}
+{"uid":"other","allowed":true}
+{"uid":"otherbad","allowed":true}
+{"uid":"unknown","allowed":true,"warnings":["pod ns/unknown: annotation agentaflow.gpu/scheduling-strategy: \"fastest\" is not a known strategy; left to the default scheduler"]}
+{"uid":"high","allowed":true,"warnings":["pod ns/high: annotation agentaflow.gpu/priority: \"high\" is not an integer; left to the default scheduler"]}
+{"uid":"big","allowed":true,"warnings":["pod ns/big: annotation agentaflow.gpu/priority: \"2147483648\" is not an integer in -2147483648..2147483647; left to the default scheduler"]}
+{"uid":"frac","allowed":true,"warnings":["pod ns/frac: annotation agentaflow.gpu/priority: \"1.5\" is not an integer; left to the default scheduler"]}
+{"uid":"gen","allowed":true,"warnings":["pod ns/train-*: annotation agentaflow.gpu/priority: \" 1\" is not an integer; left to the default scheduler","pod ns/train-*: annotation agentaflow.gpu/scheduling-strategy: \"\" is not a known strategy; left to the default scheduler"]}
+{"uid":"oursbad","allowed":true,"warnings":["pod ns/oursbad: annotation agentaflow.gpu/priority: \"urgent\" is not an integer; k8shazgpu uses its default"]}
+X
+
+check_output 'the strategies taken are exactly those sched-pick takes, spelled as it spells them' '
+	for s in least_utilized leastUtilized LEAST_LOADED bestFit binpack spread binpack_gpu SpreadGpu priority round_robin random costOptimized least-utilized most_free leastutilized __random_ ""; do
+		sched-pick -S "$s" </dev/null 2>/dev/null; pick=$?
+		spod "x" "{\"$S\":\"$s\"}" | webhook-patch -i inv.ndjson |
+			jq -r --arg s "$s" --arg pick "$pick" ".response | [\$s, \$pick, (.warnings[0] | sub(\"^pod ns/x: \"; \"\"))] | join(\" | \")"
+	done' <<'X'
+least_utilized | 0 | pod scheduled by k8shazgpu (strategy least_utilized, priority 0)
+leastUtilized | 0 | pod scheduled by k8shazgpu (strategy least_utilized, priority 0)
+LEAST_LOADED | 0 | pod scheduled by k8shazgpu (strategy least_loaded, priority 0)
+bestFit | 0 | pod scheduled by k8shazgpu (strategy best_fit, priority 0)
+binpack | 0 | pod scheduled by k8shazgpu (strategy binpack, priority 0)
+spread | 0 | pod scheduled by k8shazgpu (strategy spread, priority 0)
+binpack_gpu | 0 | pod scheduled by k8shazgpu (strategy binpack_gpu, priority 0)
+SpreadGpu | 0 | pod scheduled by k8shazgpu (strategy spread_gpu, priority 0)
+priority | 0 | pod scheduled by k8shazgpu (strategy priority, priority 0)
+round_robin | 0 | pod scheduled by k8shazgpu (strategy round_robin, priority 0)
+random | 0 | pod scheduled by k8shazgpu (strategy random, priority 0)
+costOptimized | 0 | pod scheduled by k8shazgpu (strategy cost_optimized, priority 0)
+least-utilized | 2 | annotation agentaflow.gpu/scheduling-strategy: "least-utilized" is not a known strategy; left to the default scheduler
+most_free | 2 | annotation agentaflow.gpu/scheduling-strategy: "most_free" is not a known strategy; left to the default scheduler
+leastutilized | 0 | pod scheduled by k8shazgpu (strategy least_utilized, priority 0)
+__random_ | 0 | pod scheduled by k8shazgpu (strategy random, priority 0)
+ | 2 | annotation agentaflow.gpu/scheduling-strategy: "" is not a known strategy; left to the default scheduler
+X
+
+check_output 'UPDATE, templates of workloads and other kinds are not redirected' '
+	atpl="{\"metadata\":{\"annotations\":{\"$S\":\"spread\",\"$P\":\"5\"}},\"spec\":{\"containers\":[{\"name\":\"c\"}]}}"
+	{ spod upd "{\"$S\":\"spread\"}" | jq -c ".request.operation = \"UPDATE\" | .request.oldObject = .request.object"
+	  review dep apps Deployment CREATE "{\"spec\":{\"replicas\":2,\"template\":$atpl}}"
+	  review job batch Job CREATE "{\"spec\":{\"template\":$atpl}}"
+	  review cj batch CronJob CREATE "{\"spec\":{\"jobTemplate\":{\"spec\":{\"template\":$atpl}}}}"
+	  review rs apps ReplicaSet UPDATE "{\"spec\":{\"template\":$atpl}}"
+	} | webhook-patch -i inv.ndjson | show' <<'X'
+{"uid":"upd","allowed":true}
+{"uid":"dep","allowed":true}
+{"uid":"job","allowed":true}
+{"uid":"cj","allowed":true}
+{"uid":"rs","allowed":true}
+X
+
+check_output 'the name: -S, else $K8SHAZGPU_SCHEDULER_NAME (empty: unset), else k8shazgpu; a bad one exits 2' '
+	spod n "{\"$P\":\"1\"}" >n.review
+	for args in "" "-S gpu-sched" "-S mine.example.com"; do
+		K8SHAZGPU_SCHEDULER_NAME=from-env webhook-patch $args -i inv.ndjson <n.review | show
+	done
+	K8SHAZGPU_SCHEDULER_NAME= webhook-patch -i inv.ndjson <n.review | show
+	spod n "{\"$P\":\"1\"}" from-env | K8SHAZGPU_SCHEDULER_NAME=from-env webhook-patch -i inv.ndjson | show
+	webhook-patch -S Bad_Name -i inv.ndjson <n.review; echo "exit $?"
+	K8SHAZGPU_SCHEDULER_NAME=-x webhook-patch -i inv.ndjson <n.review; echo "exit $?"' <<'X'
+{"uid":"n","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/spec/schedulerName","value":"from-env"}],"warnings":["pod scheduled by from-env (strategy default, priority 1)"]}
+{"uid":"n","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/spec/schedulerName","value":"gpu-sched"}],"warnings":["pod scheduled by gpu-sched (strategy default, priority 1)"]}
+{"uid":"n","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/spec/schedulerName","value":"mine.example.com"}],"warnings":["pod scheduled by mine.example.com (strategy default, priority 1)"]}
+{"uid":"n","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/spec/schedulerName","value":"k8shazgpu"}],"warnings":["pod scheduled by k8shazgpu (strategy default, priority 1)"]}
+{"uid":"n","allowed":true}
+exit 2
+exit 2
+X
+check_output 'a bad name is said once, with the usage' '
+	webhook-patch -S Bad_Name -i inv.ndjson </dev/null 2>&1 | sed "s|^/.*/webhook-patch:|webhook-patch:|"
+	K8SHAZGPU_SCHEDULER_NAME=-x webhook-patch -i inv.ndjson </dev/null 2>&1 | sed "s|^/.*/webhook-patch:|webhook-patch:|" | head -n 1' <<'X'
+webhook-patch: -S Bad_Name: not a scheduler name (a DNS subdomain)
+usage: webhook-patch [-Pv] [-f chains] [-i inventory] [-R class] [-S name]
+                     [-l addr:port -c cert -k key [-N name]... [-t threads]]
+                     [--context name] [--kubeconfig file] [file...]
+       webhook-patch -D [-f chains]
+webhook-patch: $K8SHAZGPU_SCHEDULER_NAME -x: not a scheduler name (a DNS subdomain)
+X
+
+check_output '-v logs each pod handed over' '
+	{ spod n "{\"$P\":\"1\"}"; spod gen1 "{\"$S\":\"spread\"}"; spod bad "{\"$P\":\"x\"}"; } |
+	webhook-patch -v -i inv.ndjson 2>&1 >/dev/null | sed "s|^/.*/webhook-patch:|webhook-patch:|"' <<'X'
+webhook-patch: Pod ns/n: scheduler k8shazgpu
+webhook-patch: Pod ns/train-*: scheduler k8shazgpu
+X
+
+# One 2g.20gb left, taken; a class of cpu and memory only.
+cat >sched-inv.ndjson <<'X'
+{"kind":"node","name":"m","ready":true,"allocatable":{"nvidia.com/mig-2g.20gb":"1","nvidia.com/mig-1g.10gb":"4"},"allocated":{"nvidia.com/mig-2g.20gb":"1"}}
+{"kind":"runtimeclass","name":"mig-small","annotations":{"limits.k8s.gpu/cpu":"4","limits.k8s.gpu/memory":"16Gi"}}
+X
+check_output 'with the class (-R) and MIG fallback in the same pod: one patch, every warning; refused: none; -P holds and redirects' '
+	mig="{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"m\",\"annotations\":{\"$S\":\"best_fit\",\"$P\":\"100\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/mig-2g.20gb\":\"1\"}}}]}}"
+	big="{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\",\"annotations\":{\"$P\":\"1\"}},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb\":\"1\",\"cpu\":\"6\"}}}]}}"
+	{ review mig "" Pod CREATE "$mig"; review big "" Pod CREATE "$big"; } |
+		webhook-patch -R mig-small -i sched-inv.ndjson | show
+	review big "" Pod CREATE "$big" | webhook-patch -P -R mig-small -i sched-inv.ndjson | show' <<'X'
+{"uid":"mig","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/metadata/annotations/gpu-webhook.k8s.io~1fallback","value":"2g.20gb->1g.10gb"},{"op":"remove","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-2g.20gb"},{"op":"add","path":"/spec/containers/0/resources/limits/cpu","value":"4"},{"op":"add","path":"/spec/containers/0/resources/limits/memory","value":"16Gi"},{"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"},{"op":"add","path":"/spec/containers/0/resources/requests","value":{"cpu":"4","memory":"16Gi"}},{"op":"add","path":"/spec/runtimeClassName","value":"mig-small"},{"op":"add","path":"/spec/schedulerName","value":"k8shazgpu"}],"warnings":["resources set from RuntimeClass mig-small: cpu 4, memory 16Gi","nvidia.com/mig-2g.20gb: 1 asked, 0 free; falling back to nvidia.com/mig-1g.10gb","pod scheduled by k8shazgpu (strategy best_fit, priority 100)"]}
+{"uid":"big","allowed":false,"warnings":["resources set from RuntimeClass mig-small: memory 16Gi"],"status":{"code":403,"reason":"Forbidden","message":"pod requests cpu 6 > 4 allowed by RuntimeClass mig-small (limits.k8s.gpu/cpu)"}}
+{"uid":"big","allowed":true,"patchType":"JSONPatch","patch":[{"op":"add","path":"/metadata/annotations/gpu-webhook.k8s.io~1refused","value":"pod requests cpu 6 > 4 allowed by RuntimeClass mig-small (limits.k8s.gpu/cpu)"},{"op":"add","path":"/spec/containers/0/resources/limits/memory","value":"16Gi"},{"op":"add","path":"/spec/containers/0/resources/requests","value":{"memory":"16Gi"}},{"op":"add","path":"/spec/runtimeClassName","value":"mig-small"},{"op":"add","path":"/spec/schedulingGates","value":[{"name":"gpu-webhook.k8s.io/runtimeclass-limits"}]},{"op":"add","path":"/spec/schedulerName","value":"k8shazgpu"}],"warnings":["resources set from RuntimeClass mig-small: memory 16Gi","pod requests cpu 6 > 4 allowed by RuntimeClass mig-small (limits.k8s.gpu/cpu); held by scheduling gate gpu-webhook.k8s.io/runtimeclass-limits","pod scheduled by k8shazgpu (strategy default, priority 1)"]}
+X
+
 # ---- malformed reviews ---------------------------------------------------
 
 head -c 3145728 /dev/zero | tr '\0' x >big.txt

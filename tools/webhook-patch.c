@@ -1,7 +1,8 @@
-/* webhook-patch: admission decisions for GPU pods: MIG-size fallback and
- * RuntimeClass limits, answered as AdmissionReview responses.
+/* webhook-patch: admission decisions for GPU pods: MIG-size fallback,
+ * RuntimeClass limits and our scheduler for strategy-annotated pods,
+ * answered as AdmissionReview responses.
  *
- *   webhook-patch [-Pv] [-f chains] [-i inventory] [-R class]
+ *   webhook-patch [-Pv] [-f chains] [-i inventory] [-R class] [-S name]
  *                 [-l addr:port -c cert -k key [-N name]... [-t threads]]
  *                 [--context name] [--kubeconfig file] [file...]
  *   webhook-patch -D [-f chains]
@@ -32,7 +33,11 @@
  * The policy is mutate(3): RuntimeClass limits (filled in, refused, or
  * held Pending by a scheduling gate with -P; -R sets a default class on
  * GPU pods naming none), then MIG fallback along the chains of -f (or the
- * built-in ones, migchain(3)). What is free comes from inventory records
+ * built-in ones, migchain(3)); and a pod annotated with
+ * agentaflow.gpu/scheduling-strategy or agentaflow.gpu/priority, left to
+ * the default scheduler, is handed to ours (-S, else
+ * $K8SHAZGPU_SCHEDULER_NAME, else k8shazgpu), unless an annotation is
+ * malformed (then a warning). What is free comes from inventory records
  * (-i, offline; avail(3) describes them) or else from a list+watch of
  * nodes, pods and runtimeclasses kept in the background (informer(3)).
  * -D prints the chains in effect as JSON and exits.
@@ -52,6 +57,7 @@
 #include "err.h"
 #include "httpd.h"
 #include "informer.h"
+#include "kname.h"
 #include "migchain.h"
 #include "mutate.h"
 #include "nd.h"
@@ -85,19 +91,22 @@ struct ctx {
 };
 
 static const char usage_text[] =
-	"usage: webhook-patch [-Pv] [-f chains] [-i inventory] [-R class]\n"
+	"usage: webhook-patch [-Pv] [-f chains] [-i inventory] [-R class] [-S name]\n"
 	"                     [-l addr:port -c cert -k key [-N name]... [-t threads]]\n"
 	"                     [--context name] [--kubeconfig file] [file...]\n"
 	"       webhook-patch -D [-f chains]\n";
 
 static const char help_text[] =
-	"Answer AdmissionReviews: MIG-size fallback and RuntimeClass limits.\n"
+	"Answer AdmissionReviews: MIG-size fallback, RuntimeClass limits, and\n"
+	"our scheduler for pods annotated with a strategy or a priority.\n"
 	"\n"
 	"  -f file         fallback chains and settings (YAML or JSON)\n"
 	"  -i file         inventory records instead of watching the cluster\n"
 	"  -R class        runtimeClassName for GPU pods that name none\n"
 	"  -P              hold pods over their RuntimeClass limits Pending\n"
 	"                  (scheduling gate) instead of refusing them\n"
+	"  -S name         our scheduler's name (default\n"
+	"                  $K8SHAZGPU_SCHEDULER_NAME, else k8shazgpu)\n"
 	"  -l addr:port    serve HTTPS there instead of reading reviews\n"
 	"  -c file, -k file  serving certificate and key (PEM)\n"
 	"  -N name         a name the certificate must hold (repeatable;\n"
@@ -134,28 +143,32 @@ static const char *const outcome_names[] = {
 	[ADM_INVALID] = "invalid",
 };
 
-/* log_note says what a decision did, with -v. */
+/* log_note says what a decision did, with -v, naming the object by the
+ * request's name, else its own, else its generateName and "*". */
 static void
 log_note(const struct adm_request *r, const struct adm_verdict *v,
 	const struct mutate_note *n)
 {
-	const char *gen = json_string_value(
-		json_object_get(json_object_get(r->object, "metadata"),
-			"generateName"));
+	const json_t *md = json_object_get(r->object, "metadata");
+	const char *name = r->name, *star = "";
 	int i;
 
+	if (!*name && !(name = json_string_value(json_object_get(md, "name"))))
+		name = "";
+	if (!*name) {
+		name = json_string_value(json_object_get(md, "generateName"));
+		name = name ? name : "";
+		star = "*";
+	}
 	for (i = 0; i < n->nfallback; i++)
 		err_warn("%s %s/%s%s: fallback %s->%s", r->kind, r->namespace,
-			*r->name      ? r->name
-				: gen ? gen
-				      : "",
-			*r->name ? "" : "*", n->from[i], n->to[i]);
+			name, star, n->from[i], n->to[i]);
+	if (n->scheduler)
+		err_warn("%s %s/%s%s: scheduler %s", r->kind, r->namespace,
+			name, star, n->scheduler);
 	if (n->limit)
-		err_warn("%s %s/%s%s: %s: %s", r->kind, r->namespace,
-			*r->name      ? r->name
-				: gen ? gen
-				      : "",
-			*r->name ? "" : "*", n->gated ? "held" : "refused",
+		err_warn("%s %s/%s%s: %s: %s", r->kind, r->namespace, name,
+			star, n->gated ? "held" : "refused",
 			v->message ? v->message : n->limit);
 }
 
@@ -493,16 +506,25 @@ parse_args(struct ctx *c, int argc, char **argv)
 		{"kubeconfig", required_argument, NULL, 'K'},
 		{NULL, 0, NULL, 0},
 	};
+	const char *from;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "Df:i:R:Pl:c:k:N:t:vhV", longopts,
-			NULL)) != -1) {
+	c->mo.scheduler = getenv("K8SHAZGPU_SCHEDULER_NAME");
+	if (c->mo.scheduler && !*c->mo.scheduler)
+		c->mo.scheduler = NULL; /* set but empty: as unset */
+	from = "$K8SHAZGPU_SCHEDULER_NAME";
+	while ((ch = getopt_long(argc, argv, "Df:i:R:PS:l:c:k:N:t:vhV",
+			longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'D': c->dump = 1; break;
 		case 'f': c->chains_file = optarg; break;
 		case 'i': c->inventory = optarg; break;
 		case 'R': c->mo.default_class = optarg; break;
 		case 'P': c->mo.gate = 1; break;
+		case 'S':
+			c->mo.scheduler = optarg;
+			from = "-S";
+			break;
 		case 'l': c->listen = optarg; break;
 		case 'c': c->cert = optarg; break;
 		case 'k': c->key = optarg; break;
@@ -529,6 +551,14 @@ parse_args(struct ctx *c, int argc, char **argv)
 		usage();
 	if ((c->cert || c->key || c->nnames) && !c->listen)
 		usage();
+	/* the API server refuses a pod whose schedulerName is no DNS
+	 * subdomain: better refused here, once, than every pod patched */
+	if (c->mo.scheduler &&
+		!kn_is_dns_subdomain(c->mo.scheduler, KN_SUBDOMAIN_MAX)) {
+		err_warn("%s %s: not a scheduler name (a DNS subdomain)", from,
+			c->mo.scheduler);
+		usage();
+	}
 }
 
 static void
