@@ -359,7 +359,7 @@ EOF
 
 check_output 'an unknown command' 'must_fail 2 k8shazgpu nosuch 2>&1 | head -n 2' <<'EOF'
 k8shazgpu: unknown command "nosuch"
-usage: k8shazgpu [-n namespace | -A] [--context name] [-o json|wide] command [args]
+usage: k8shazgpu [-n namespace | -A] [--context name] [-o json|wide|capacity] command [args]
 EOF
 check_output 'cache with no command, an unknown one' \
 	'must_fail 2 k8shazgpu cache 2>&1 | head -n 1; must_fail 2 k8shazgpu cache frob 2>&1 | head -n 1' <<'EOF'
