@@ -5,12 +5,20 @@
 # -c checks a file line by line as /metrics would serve it.
 . "$(dirname "$0")/lib.sh"
 
-port=$((20000 + $$ % 10000))
 mkdir -p st
-stat-serve -l 127.0.0.1:$port -d st -s 2 2>serve.err &
-pid=$!
-n=0
-until curl -s -o /dev/null "http://127.0.0.1:$port/healthz" || [ $n -ge 50 ]; do sleep 0.1; n=$((n + 1)); done
+# a free port, taken again if another socket had it first
+for try in 1 2 3 4 5; do
+	port=$(free_port)
+	stat-serve -l 127.0.0.1:$port -d st -s 2 2>serve.err &
+	pid=$!
+	n=0
+	until curl -s -o /dev/null "http://127.0.0.1:$port/healthz" || [ $n -ge 50 ]; do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1; n=$((n + 1))
+	done
+	kill -0 $pid 2>/dev/null && break
+	wait $pid
+done
 # get PATH: the body and the status, or 000 when no answer came in 2s
 get() { curl -s --max-time 2 -w ' %{http_code}\n' "http://127.0.0.1:$port$1"; }
 

@@ -93,12 +93,13 @@ EOF
 # ---- -F ----
 
 # pod NAME NODE INIT CMD...: a pod on node NODE whose containers c0, c1...
-# run CMD... in turn (an init container running INIT first, unless empty).
+# run CMD... in turn (an init container running INIT first, unless empty),
+# from image $IMAGE (default: the node's busybox).
 pod() {
 	name=$1 node=$2 init=$3
 	shift 3
-	for cmd; do printf '%s\n' "$cmd"; done | jq -R . | jq -s -c --arg name "$name" --arg node "$node" --arg init "$init" --arg ns "$NS" '
-	def c(n; cmd): {name: n, image: "k8s.io/busybox:local", imagePullPolicy: "Never", command: ["sh", "-c", cmd]};
+	for cmd; do printf '%s\n' "$cmd"; done | jq -R . | jq -s -c --arg name "$name" --arg node "$node" --arg init "$init" --arg ns "$NS" --arg image "${IMAGE:-k8s.io/busybox:local}" '
+	def c(n; cmd): {name: n, image: $image, imagePullPolicy: "Never", command: ["sh", "-c", cmd]};
 	{apiVersion: "v1", kind: "Pod", metadata: {name: $name, namespace: $ns},
 	 spec: {nodeSelector: {"kubernetes.io/hostname": $node}, restartPolicy: "Never",
 		tolerations: [{key: "k8shazgpu.dev/real-node", operator: "Exists", effect: "NoSchedule"}],
@@ -140,8 +141,15 @@ exit 0
 exit 1
 1
 EOF
+	check_output '-F: a container that cannot start is given up after -r seconds, naming why (1)' '
+		IMAGE=k8s.io/absent:none pod never "$HOST" "" "true"
+		eventually 60 sh -c "k8shazgpu-sim kubectl get pod never -n $NS -o jsonpath={.status.containerStatuses[0].state.waiting.reason} | grep -qx ErrImageNeverPull"
+		claim-watch -F never -n "$NS" -r 1 2>&1; echo "exit $?"' <<EOF
+claim-watch: pod $NS/never: container not started after 1 s: waiting: ErrImageNeverPull
+exit 1
+EOF
 else
-	for d in '-F three lines' '-F last line' '-F -C'; do t_result 0 "$d # skip no real node"; done
+	for d in '-F three lines' '-F last line' '-F -C' '-F never'; do t_result 0 "$d # skip no real node"; done
 fi
 
 check_output '-F: a pod that does not exist exits 1 naming it' '

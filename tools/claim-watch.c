@@ -46,9 +46,10 @@
  * -F follows the log of a pod's container (-C, needed when the pod has
  * several): the bytes of GET .../pods/POD/log?follow=true go to stdout
  * as they come, not JSON, until the stream ends: the container exited.
- * A pod not yet scheduled, or whose container is waiting to start (the
- * kubelet's 400 "is waiting to start"), is tried again every 0.5 s for
- * up to -r seconds (then status 1).
+ * Until the pod's status says the container runs or has run (not before
+ * it is scheduled, while its image is pulled or init containers run, or
+ * while the kubelet does not know it yet), the pod is looked at again
+ * every 0.5 s for up to -r seconds (then status 1).
  *
  * EXIT STATUS: 0 after -1, -c count events, -t seconds, or the end of a
  * replay, or when -F's stream ended; 1 on a configuration error, a pod
@@ -400,35 +401,62 @@ log_bytes(const char *p, size_t n, void *arg, struct kube_error *e)
 	return 0;
 }
 
-/* scheduled says whether the pod at path has a node (1, 0), or fails
- * (-1, e filled). */
+enum { UNSCHEDULED, WAITING, STARTED };
+
+/* stage tells, from the pod at path, how far container c (NULL: the
+ * pod's only one) has come: UNSCHEDULED without a node; WAITING with no
+ * status yet (the kubelet may not know the pod) or waiting with nothing
+ * run before, the waiting reason in why; STARTED once it runs, ran, or
+ * when c is NULL and the pod has several containers (the log request says
+ * why not). -1 when the GET fails, e filled. */
 static int
-scheduled(struct kube *k, const char *path, struct kube_error *e)
+stage(struct kube *k, const char *path, const char *c, char *why,
+	size_t whysz, struct kube_error *e)
 {
-	json_t *pod = kube_get(k, path, e);
+	json_t *pod = kube_get(k, path, e), *spec, *sts, *st, *cs;
 	const char *node;
-	int yes;
+	size_t i;
+	int at = WAITING;
 
 	if (!pod)
 		return -1;
-	node = json_string_value(
-		json_object_get(json_object_get(pod, "spec"), "nodeName"));
-	yes = node && *node;
+	snprintf(why, whysz, "no status yet");
+	spec = json_object_get(pod, "spec");
+	node = json_string_value(json_object_get(spec, "nodeName"));
+	cs = json_object_get(spec, "containers");
+	if (!node || !*node)
+		at = UNSCHEDULED;
+	else if (!c && json_array_size(cs) != 1)
+		at = STARTED;
+	if (!c)
+		c = json_string_value(
+			json_object_get(json_array_get(cs, 0), "name"));
+	sts = json_object_get(json_object_get(pod, "status"),
+		"containerStatuses");
+	json_array_foreach(sts, i, st) {
+		const char *n = json_string_value(json_object_get(st, "name"));
+		json_t *state = json_object_get(st, "state");
+		const char *r = json_string_value(json_object_get(
+			json_object_get(state, "waiting"), "reason"));
+
+		if (at != WAITING || !n || !c || strcmp(n, c) != 0)
+			continue;
+		if (json_object_get(state, "running") ||
+			json_object_get(state, "terminated") ||
+			json_object_get(json_object_get(st, "lastState"),
+				"terminated"))
+			at = STARTED;
+		else
+			snprintf(why, whysz, "waiting: %s", r ? r : "no reason");
+	}
 	json_decref(pod);
-	return yes;
+	return at;
 }
 
-/* waiting: the kubelet said the container has not started (yet). */
-static int
-waiting(const struct kube_error *e)
-{
-	return e->kind == KUBE_EAPI && e->status == 400 &&
-		strstr(e->msg, "is waiting to start") != NULL;
-}
-
-/* follow prints the log of o->follow until its stream ends, trying again
- * every 0.5 s for up to -r seconds while the pod is not scheduled (its
- * log would be empty, not refused) or its container has not started. */
+/* follow prints the log of o->follow until its stream ends. While the
+ * pod is not scheduled or its container has not started, by the pod's
+ * status (the kubelet refuses a log it does not have yet, in words that
+ * vary), it looks again every 0.5 s for up to -r seconds. */
 static int
 follow(struct kube *k, struct kc_config *cfg, const struct opts *o)
 {
@@ -439,27 +467,27 @@ follow(struct kube *k, struct kc_config *cfg, const struct opts *o)
 	char *log = easprintf("%s/log", pod);
 	double until = now() + o->give_up;
 	struct kube_error e = {0};
-	int wrote = 0, sched = 0, status;
+	char why[128];
+	int wrote = 0, at, status;
 
 	kube_query(&log, "follow", "true");
 	if (o->container)
 		kube_query(&log, "container", o->container);
 	for (;;) {
-		if (!sched && (sched = scheduled(k, pod, &e)) < 0)
+		if ((at = stage(k, pod, o->container, why, sizeof why, &e)) < 0)
 			break;
-		if (sched &&
-			(kube_stream_bytes(k, log, log_bytes, &wrote, &e) ==
-					0 ||
-				wrote || !waiting(&e)))
+		if (at == STARTED) {
+			kube_stream_bytes(k, log, log_bytes, &wrote, &e);
 			break;
+		}
 		if (now() + 0.5 > until) {
-			if (sched)
-				err_warn("pod %s/%s: container not started "
-					 "after %g s: %s",
-					ns, o->follow, o->give_up, e.msg);
-			else
+			if (at == UNSCHEDULED)
 				err_warn("pod %s/%s: not scheduled after %g s",
 					ns, o->follow, o->give_up);
+			else
+				err_warn("pod %s/%s: container not started "
+					 "after %g s: %s",
+					ns, o->follow, o->give_up, why);
 			e = (struct kube_error){.kind = KUBE_EAPI};
 			break;
 		}
