@@ -304,14 +304,22 @@ answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$hport
 check_output '/healthz answers 200 while it runs' 'eventually 20 answers /healthz 200 && get /healthz' <<'EOF'
 200 ok
 EOF
-check_output 'no cycle published (the node does not exist): /readyz 503' \
+check_output 'no cycle published (the node does not exist): /readyz 503; the readings are written all the same' \
 	'eventually 20 grep -q "nodes \"$HN\" not found" agent.err && sleep 1 && get /readyz; ls htmp/$prog.*/' <<'EOF'
 503 not ready: no cycle finished yet
+metrics
 EOF
 check_output 'a cycle published: /readyz 200, the ready file in the state directory it made' \
 	'k8shazgpu-sim nodes health.yaml | claim-make -a >/dev/null && eventually 20 answers /readyz 200 && get /readyz && ls htmp/$prog.*/' <<'EOF'
 200 ok
+metrics
 ready
+EOF
+check_output '/metrics: the device readings gpu-probe -P wrote, as the PrometheusRule reads them' \
+	'get /metrics | sed "s/uuid=\"GPU-[0-9a-f-]*\"/uuid=U/" | grep "^200\|^k8shazgpu_gpu_\(health\|temperature_celsius\){"' <<'EOF'
+200 # HELP k8shazgpu_gpu_memory_total_mib Device memory, MiB.
+k8shazgpu_gpu_temperature_celsius{node="t9300-health",uuid=U,index="0",mig=""} 30
+k8shazgpu_gpu_health{node="t9300-health",uuid=U,index="0",mig=""} 0
 EOF
 check_output 'TERM: the agent, its server and the directory it made are gone' \
 	'pgid=$(cat agent.pid); kill -TERM "$pgid"; rm agent.pid
@@ -319,11 +327,18 @@ check_output 'TERM: the agent, its server and the directory it made are gone' \
 gone
 refused
 EOF
-check_output '$K8SHAZGPU_STATE_DIR keeps the ready file; a stale one is no cycle of this run' \
-	'touch hstate/ready
-	 K8SHAZGPU_STATE_DIR=$SCRATCH/hstate K8SHAZGPU_HEALTH_ADDR=127.0.0.1:$hport setsid k8shazgpu-nodeagent -i 1 -N nowhere -t health.yaml >/dev/null 2>&1 &
-	 echo $! >agent.pid; eventually 20 answers /healthz 200 && sleep 1 && get /readyz; ls hstate' <<'EOF'
+check_output '$K8SHAZGPU_STATE_DIR keeps the ready file; a stale one is no cycle of this run; with -T, metrics links to its file (none: the probe of an unknown node fails)' \
+	'touch hstate/ready; mkdir tdir
+	 K8SHAZGPU_STATE_DIR=$SCRATCH/hstate K8SHAZGPU_HEALTH_ADDR=127.0.0.1:$hport setsid k8shazgpu-nodeagent -i 1 -N nowhere -t health.yaml -T "$SCRATCH/tdir" >/dev/null 2>&1 &
+	 echo $! >agent.pid; eventually 20 answers /healthz 200 && sleep 1 && get /readyz; ls hstate tdir
+	 [ "$(readlink hstate/metrics)" = "$SCRATCH/tdir/k8shazgpu.prom" ] && echo linked; get /metrics' <<'EOF'
 503 not ready: no cycle finished yet
+hstate:
+metrics
+
+tdir:
+linked
+503 no metrics yet
 EOF
 check_output 'a bad -H is refused with 2, naming it' \
 	'for a in localhost:80 1.2.3.4 1.2.3.4:x 1.2.3.4:80:1; do must_fail 2 k8shazgpu-nodeagent -H $a 2>&1; done' <<'EOF'
@@ -337,6 +352,7 @@ check_output '-1 with $K8SHAZGPU_STATE_DIR touches the ready file, no server' \
 	 rm -rf hstate/*; K8SHAZGPU_STATE_DIR=$SCRATCH/hstate K8SHAZGPU_HEALTH_ADDR=127.0.0.1:$hport k8shazgpu-nodeagent -1 -N "$HN" -t health.yaml 2>/dev/null
 	 echo "status $?"; ls hstate; curl -s "http://127.0.0.1:$hport/healthz" || echo refused' <<'EOF'
 status 0
+metrics
 ready
 refused
 EOF
