@@ -25,7 +25,7 @@ if [ -x "$kubectl" ]; then
 2 DeviceClass
 1 Job
 1 MutatingWebhookConfiguration
-1 Namespace
+2 Namespace
 4 Role
 4 RoleBinding
 2 Service
@@ -59,7 +59,7 @@ draplugin /healthz /readyz cpu,memory memory
 nodeagent /healthz /readyz cpu,memory memory
 webhook /healthz /readyz cpu,memory memory
 X
-	check_output 'the node cache container: the cache and the runtime socket at their node paths, the cache directory, HF_TOKEN optional' \
+	check_output 'the node cache container: the cache and the runtime socket at their node paths, the cache directory, no Secret in its environment' \
 		"jq -c 'select(.kind == \"DaemonSet\" and .metadata.name == \"canhazgpu-nodeagent\") | .spec.template.spec as \$p
 			| \$p.containers[] | select(.name == \"cache\") | .command,
 			  (.volumeMounts[] | . as \$m | \$p.volumes[] | select(.name == \$m.name) | [\$m.mountPath, .hostPath.path // \"emptyDir\", .hostPath.type // .emptyDir.medium]),
@@ -70,16 +70,15 @@ X
 ["/tmp","emptyDir","Memory"]
 ["NODE_NAME",{"fieldRef":{"fieldPath":"spec.nodeName"}}]
 ["K8SHAZGPU_CACHE_DIR","/var/lib/canhazgpu-cache"]
-["HF_TOKEN",{"secretKeyRef":{"key":"token","name":"hf-token","optional":true}}]
 X
-	check_output 'the node agent'\''s rights on the cache: the plan read, its status written, Secrets got by name in its namespace only' \
+	check_output 'the node agent'\''s rights on the cache: the plan read, its status written, Secrets got by name in canhazgpu-node-secrets only' \
 		"jq -c 'select((.kind == \"ClusterRole\" or .kind == \"Role\") and (.metadata.name | startswith(\"canhazgpu-nodeagent\")))
 			| .kind as \$k | .metadata.namespace as \$ns | .rules[]
 			| select(.apiGroups == [\"canhazgpu.dev\"] and (.resources[0] | startswith(\"gpuworkloads\") | not) or .resources == [\"secrets\"])
 			| [\$k, \$ns, .resources, .verbs]' all.json | sort" <<'X'
 ["ClusterRole",null,["cacheplans"],["get","list","watch"]]
 ["ClusterRole",null,["nodecachestatuses","nodecachestatuses/status"],["get","create","update","patch"]]
-["Role","canhazgpu-system",["secrets"],["get"]]
+["Role","canhazgpu-node-secrets",["secrets"],["get"]]
 X
 	check_output 'the policies: the node agent writes its own node, slices, NodeCacheStatus and GPUNodes only' \
 		"jq -r 'select(.kind == \"ValidatingAdmissionPolicy\" and (.metadata.name | startswith(\"canhazgpu-nodeagent\")))

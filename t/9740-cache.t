@@ -34,7 +34,7 @@ claim-watch -h | grep -q -- '-g name' || { echo "Bail out! claim-watch cannot ge
 HOST=$NODE_NAME
 SOCK=$D/containerd/containerd.sock
 NS=t9740
-SYS=canhazgpu-system
+SYS=canhazgpu-node-secrets	# the Secrets the agents read
 REG=127.0.0.1:$REGISTRY_PORT
 CACHE=$SCRATCH/cache
 k() { k8shazgpu-sim kubectl "$@"; }

@@ -101,11 +101,15 @@ canhazgpu-nodeagent update nodecachestatuses.canhazgpu.dev/status - small yes
 canhazgpu-nodeagent patch nodecachestatuses.canhazgpu.dev/status - small yes
 canhazgpu-nodeagent list nodecachestatuses.canhazgpu.dev - - no
 canhazgpu-nodeagent delete nodecachestatuses.canhazgpu.dev - small no
-canhazgpu-nodeagent get secrets canhazgpu-system regcred yes
-canhazgpu-nodeagent get secrets canhazgpu-system hf-token yes
+canhazgpu-nodeagent get secrets canhazgpu-node-secrets regcred yes
+canhazgpu-nodeagent get secrets canhazgpu-node-secrets hf-token yes
+canhazgpu-nodeagent get secrets canhazgpu-system regcred no
+canhazgpu-nodeagent get secrets canhazgpu-system alert-webhook no
+canhazgpu-nodeagent get secrets canhazgpu-system k8shazgpu-webhook-certs no
 canhazgpu-nodeagent get secrets default regcred no
-canhazgpu-nodeagent create secrets canhazgpu-system - no
-canhazgpu-nodeagent update secrets canhazgpu-system regcred no
+canhazgpu-nodeagent list secrets canhazgpu-node-secrets - no
+canhazgpu-nodeagent create secrets canhazgpu-node-secrets - no
+canhazgpu-nodeagent update secrets canhazgpu-node-secrets regcred no
 canhazgpu-draplugin get resourceclaims.resource.k8s.io default c yes
 canhazgpu-draplugin list resourceclaims.resource.k8s.io - - no
 canhazgpu-draplugin watch resourceclaims.resource.k8s.io - - no
@@ -174,14 +178,16 @@ k8shazgpu-webhook-certs delete mutatingwebhookconfigurations.admissionregistrati
 k8shazgpu-webhook-certs patch validatingwebhookconfigurations.admissionregistration.k8s.io - k8shazgpu-webhook no
 X
 # What none of them may do; NODEAGENT: but the node agent may, getting
-# Secrets of its namespace by name (the pull secrets the CachePlan names,
-# hf-token).
+# Secrets of canhazgpu-node-secrets by name (the pull secrets the
+# CachePlan names, hf-token).
 for sa in canhazgpu-nodeagent canhazgpu-draplugin canhazgpu-controller k8shazgpu-webhook k8shazgpu-webhook-certs; do
 	sed "s/^/$sa /" <<'X'
 get secrets - - no
 list secrets - - no
 watch secrets - - no
-get secrets canhazgpu-system - NODEAGENT
+get secrets canhazgpu-system - no
+get secrets canhazgpu-node-secrets - NODEAGENT
+list secrets canhazgpu-node-secrets - no
 list secrets canhazgpu-system - no
 watch secrets canhazgpu-system - no
 get secrets kube-system - no
@@ -413,11 +419,14 @@ TD=$(k create token canhazgpu-draplugin -n "$SYS")
 check 'the node agent lists and watches ResourceClaims and GPUWorkloads (claim-watch)' \
 	"claim-watch --kubeconfig agent.kubeconfig -1 -A resourceclaims.resource.k8s.io >/dev/null &&
 	 claim-watch --kubeconfig agent.kubeconfig -1 -A gpuworkloads.canhazgpu.dev >/dev/null"
-check_output 'the node agent gets a Secret of its namespace by name, none there (claim-watch -g), and may not list them' \
-	"claim-watch --kubeconfig agent.kubeconfig -g t9800-none -n $SYS secrets && echo got none &&
-	 must_fail 1 claim-watch --kubeconfig agent.kubeconfig -1 -n $SYS secrets 2>&1" <<X
+NSEC=canhazgpu-node-secrets
+check_output 'the node agent gets a Secret of canhazgpu-node-secrets by name, none there (claim-watch -g), may not list them, nor get one of its own namespace' \
+	"claim-watch --kubeconfig agent.kubeconfig -g t9800-none -n $NSEC secrets && echo got none &&
+	 must_fail 1 claim-watch --kubeconfig agent.kubeconfig -1 -n $NSEC secrets 2>&1 &&
+	 must_fail 1 claim-watch --kubeconfig agent.kubeconfig -g t9800-none -n $SYS secrets 2>&1" <<X
 got none
-claim-watch: GET /api/v1/namespaces/$SYS/secrets: 403 Forbidden: secrets is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot list resource "secrets" in API group "" in the namespace "$SYS"
+claim-watch: GET /api/v1/namespaces/$NSEC/secrets: 403 Forbidden: secrets is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot list resource "secrets" in API group "" in the namespace "$NSEC"
+claim-watch: GET /api/v1/namespaces/$SYS/secrets/t9800-none: 403 Forbidden: secrets "t9800-none" is forbidden: User "system:serviceaccount:$SYS:canhazgpu-nodeagent" cannot get resource "secrets" in API group "" in the namespace "$SYS"
 X
 check_output 'the node agent lists the pods of its node (claim-watch -f), and may not delete one' \
 	"claim-watch --kubeconfig agent.kubeconfig -1 -n $SYS -f spec.nodeName=h100 pods | jq -r .object.metadata.name &&

@@ -263,7 +263,7 @@ check 'and the API server calls it again: the next pod is moved' \
 k delete namespace "$T" --wait=true --timeout=120s >/dev/null
 check 'k8shazgpu-sim uninstall: kubectl delete -k removes all of it' 'k8shazgpu-sim uninstall 2>uninstall.err'
 check_output 'nothing of it is left' '
-	k get namespace "$NS" --ignore-not-found -o name
+	k get namespace "$NS" canhazgpu-node-secrets --ignore-not-found -o name
 	k get crd gpuworkloads.canhazgpu.dev --ignore-not-found -o name
 	k get clusterroles,clusterrolebindings -o name | grep -e canhazgpu -e k8shazgpu
 	k get mutatingwebhookconfigurations,validatingadmissionpolicies,validatingadmissionpolicybindings,deviceclasses -o name |
