@@ -215,6 +215,24 @@ check 'its claim, pod and ConfigMaps are gone' 'gone 120 "run ids" left_of ids'
 check 'and the ledger holds nothing for it' 'gone 120 "the holds of ids" held_by ids'
 check 'cleanup --name tree too' "k8shazgpu -n $NS cleanup --name tree >/dev/null 2>&1 && gone 120 'run tree' left_of tree"
 
+# ---- a pack the pod refuses, without --follow: an image with no source
+# tree (busybox) makes the applier exit 3 before the command runs; the
+# container never passes its startup probe, so the CLI does not report it
+# running: it fails, shows the applier's words, and removes what it made
+(cd "$VR_DEV" && k8shazgpu -n "$NS" vllm run --prefer-node "$HOST" --toleration k8shazgpu.dev/real-node \
+	--image k8s.io/busybox:local --skip-cache-check --pack-image "$PACK_IMAGE" --name refused -- vllm serve m) \
+	>refused.out 2>refused.err
+echo $? >refused.rc
+check_output 'vllm run (no --follow) of a pack the pod refuses: status 1, the reason and the log, no report' \
+	'cat refused.rc; grep -c "^k8shazgpu vllm run: container vllm exited 3 (Error)$" refused.err
+	 grep -c "diff-pack: .*vllm-workspace" refused.err; grep -c "^pod: " refused.out' <<'EOF'
+1
+1
+1
+0
+EOF
+check 'and nothing of the run is left' 'gone 120 "run refused" left_of refused'
+
 # ---- hostile packs, applied by the pod's applier as vllm run's pods do
 WRAPPER='set -e
 pkg=
@@ -222,6 +240,7 @@ if command -v python3 >/dev/null 2>&1; then
   pkg=$(python3 -c '"'"'import os, vllm; print(os.path.dirname(vllm.__file__))'"'"' 2>/dev/null) || pkg=
 fi
 /k8shazgpu/bin/diff-pack -u -d /k8shazgpu/pack -t "${K8SHAZGPU_TREE:-/vllm-workspace}" ${pkg:+-P "$pkg"}
+: >/k8shazgpu/bin/.applied
 cd "${K8SHAZGPU_TREE:-/vllm-workspace}"
 exec "$@"'
 # hostile NAME ENTRIES-JSON DATA: a pack of those entries and data, in a
