@@ -1125,12 +1125,13 @@ wl_job(const json_t *w, const struct wl_place *p, const char *image,
 	json_object_set_new(l, "canhazgpu.dev/workload", json_string(name));
 	l = set_copy(tmeta, "annotations",
 		at(w, "spec", "podTemplate", "metadata", "annotations", NULL));
-	/* with a claim the devices are the claim's, which may differ */
+	/* with a claim the devices are the claim's, which may differ; else
+	 * the JSON array sched-bind writes, so one parser reads both */
 	if (p->claim_template)
 		json_object_del(l, "canhazgpu.dev/devices");
 	else
 		json_object_set_new(l, "canhazgpu.dev/devices",
-			json_string(list));
+			json_string(devs));
 	job = json_pack("{s:s, s:s, s:o, s:{s:i, s:{s:o, s:o}}}", "apiVersion",
 		"batch/v1", "kind", "Job", "metadata", meta, "spec",
 		"backoffLimit", 0, "template", "metadata", tmeta, "spec",

@@ -2,7 +2,7 @@
 # sched-queue without a cluster: every bad option refused with status 2 and
 # a message naming it, and an API server that cannot be reached ends a
 # one-pass run with 75 at once, as the wrapper does too. What it does on a
-# cluster is in t/9400 and t/9410.
+# cluster is in t/9400, t/9407 (a list refused) and t/9410.
 . "$(dirname "$0")/lib.sh"
 
 usage='usage: sched-queue [-1v] [-S strategy] [-n namespace] [-m ns/name] [-T tolerations]

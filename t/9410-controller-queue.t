@@ -215,6 +215,19 @@ check_output 'contention: no two Jobs whose pods had not ended ever shared a dev
 no overlap
 EOF
 
+# Each pod carries its Job's devices as sched-bind writes them, a JSON
+# array, so that what reads pods counts them (k8shazgpu, claim-make).
+check_output 'contention: each pod names the devices of its Job, a JSON array' '
+	jq -r --slurpfile j cjobs.json "([\$j[0].items[] | {key: .metadata.name,
+			value: .metadata.annotations[\"canhazgpu.dev/devices\"]}] | from_entries) as \$job
+		| [.items[] | (.metadata.labels[\"canhazgpu.dev/workload\"] // \"\") as \$w | select(\$w | test(\"^c[0-9]+$\"))
+		| .metadata.annotations[\"canhazgpu.dev/devices\"] as \$a
+		| if \$a == \$job[\$w] and (\$a | fromjson? // null | type) == \"array\" then \"as their Job\"
+		  else \"\(.metadata.name): \(\$a)\" end]
+		| group_by(.)[] | \"\(length) pods: \(.[0])\"" cpods.json' <<'EOF'
+12 pods: as their Job
+EOF
+
 # ---- 2. the pod template counts
 
 DEDICATED='{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}'

@@ -61,8 +61,9 @@
  * ready meanwhile.
  *
  * Exit: runs until TERM or INT (0). With -1: one pass after the lists,
- * then 0, 1 when a write failed or the GPUWorkload resource is not
- * served, 75 when the API server could not be reached. 2 on bad usage. */
+ * then 0, 1 when a write failed, the GPUWorkload resource is not served
+ * or the API server refused a list (4xx: a 403 from RBAC), 75 when the
+ * API server could not be reached. 2 on bad usage. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -403,19 +404,24 @@ feed_run(void *arg)
 				listed = 0; /* the resync: list again */
 				continue;
 			}
-			if (!said || opt.verbose)
-				err_warn("%s; retrying in %.1f s", e.msg,
-					backoff);
-			said = 1;
-			if (opt.once && e.kind == KUBE_ETEMP && !listed) {
+			/* one pass waits for nothing: an unreachable server
+			 * is 75 at once, a refusal (403...) never gets better;
+			 * a list gone stale or cut short is tried again */
+			if (opt.once && !listed &&
+				(e.kind == KUBE_ETEMP || e.kind == KUBE_EAPI ||
+					e.kind == KUBE_EFAIL)) {
 				s = ecalloc(1, sizeof *s);
 				s->feed = f->i;
 				s->type = 'E';
-				s->temp = 1;
+				s->temp = e.kind == KUBE_ETEMP;
 				s->msg = estrdup(e.msg);
 				post(s);
 				return NULL;
 			}
+			if (!said || opt.verbose)
+				err_warn("%s; retrying in %.1f s", e.msg,
+					backoff);
+			said = 1;
 			usleep((useconds_t)(backoff * 1e6));
 			backoff = backoff * 2 > 30 ? 30 : backoff * 2;
 			continue;
@@ -2725,7 +2731,7 @@ main(int argc, char **argv)
 			}
 			if (e->feed < F_N && e->type == 'E') {
 				err_warn("%s", e->msg);
-				exit(HAZ_TEMP);
+				exit(e->temp ? HAZ_TEMP : HAZ_FAIL);
 			}
 			ev_free(e);
 		}
