@@ -21,16 +21,13 @@ static int
 entry(const json_t *holder, const char *which, const char *res, struct qty *q,
 	int *bad)
 {
-	const json_t *v = json_object_get(json_object_get(holder, which), res);
+	int r = podres_entry(holder, which, res, q);
 
-	memset(q, 0, sizeof *q);
-	if (!v)
-		return 0;
-	if (podres_qty(v, q) != QTY_OK) {
-		memset(q, 0, sizeof *q);
+	if (r < 0) {
 		++*bad;
+		return 1;
 	}
-	return 1;
+	return r;
 }
 
 /* requested reads a resources object's request of res, else its limit,
@@ -42,14 +39,6 @@ requested(const json_t *resources, const char *res, struct qty *q, int *bad)
 		entry(resources, "limits", res, q, bad);
 }
 
-static int
-is_sidecar(const json_t *c)
-{
-	const char *p = json_string_value(json_object_get(c, "restartPolicy"));
-
-	return p && strcmp(p, "Always") == 0;
-}
-
 /* pod_level: kube-scheduler reads these from spec.resources when given */
 static int
 pod_level(const char *res)
@@ -58,38 +47,13 @@ pod_level(const char *res)
 		strncmp(res, "hugepages-", 10) == 0;
 }
 
-/* containers stores in *q the containers' part of the request (see
- * podreq.h) and returns whether any container names res. */
+/* container_request is kube-scheduler's reading of one container (see
+ * podreq.h): its request, else its limit; never -1, bad values go to
+ * *bad. */
 static int
-containers(const json_t *spec, const char *res, struct qty *q, int *bad)
+container_request(const json_t *c, const char *res, struct qty *q, void *bad)
 {
-	struct qty sum = {0}, one, sidecars = {0}, init_max = {0};
-	const json_t *c;
-	int named = 0;
-	size_t i;
-
-	json_array_foreach(json_object_get(spec, "containers"), i, c) {
-		named |= requested(json_object_get(c, "resources"), res, &one,
-			bad);
-		qty_add(&sum, &sum, &one);
-	}
-	json_array_foreach(json_object_get(spec, "initContainers"), i, c) {
-		named |= requested(json_object_get(c, "resources"), res, &one,
-			bad);
-		/* a plain init container runs beside the sidecars started
-		 * before it; a sidecar then stays for good */
-		if (is_sidecar(c)) {
-			qty_add(&sidecars, &sidecars, &one);
-			one = sidecars;
-		} else {
-			qty_add(&one, &one, &sidecars);
-		}
-		if (qty_cmp(&one, &init_max) > 0)
-			init_max = one;
-	}
-	qty_add(&sum, &sum, &sidecars);
-	*q = qty_cmp(&sum, &init_max) >= 0 ? sum : init_max;
-	return named;
+	return requested(json_object_get(c, "resources"), res, q, bad);
 }
 
 int
@@ -106,7 +70,7 @@ podreq_request(const json_t *pod, const char *res, struct qty *q, int *bad)
 	if (!(pod_level(res) &&
 		    (named = requested(json_object_get(spec, "resources"), res,
 			     q, bad))))
-		named = containers(spec, res, q, bad);
+		named = podres_combine(spec, res, container_request, bad, q);
 	if (entry(spec, "overhead", res, &over, bad)) {
 		qty_add(q, q, &over);
 		named = 1;

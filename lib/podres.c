@@ -29,15 +29,11 @@ podres_qty(const json_t *v, struct qty *q)
 	return QTY_EEMPTY;
 }
 
-/* field reads resources.<which>[res] of c into *q: 1 named, 0 not, -1
- * bad. */
-static int
-field(const json_t *c, const char *which, const char *res, struct qty *q)
+int
+podres_entry(const json_t *holder, const char *which, const char *res,
+	struct qty *q)
 {
-	json_t *v = json_object_get(json_object_get(json_object_get(c,
-							    "resources"),
-					    which),
-		res);
+	const json_t *v = json_object_get(json_object_get(holder, which), res);
 
 	memset(q, 0, sizeof *q);
 	if (!v)
@@ -47,6 +43,13 @@ field(const json_t *c, const char *which, const char *res, struct qty *q)
 		return -1;
 	}
 	return 1;
+}
+
+/* field reads resources.<which>[res] of c into *q, as podres_entry */
+static int
+field(const json_t *c, const char *which, const char *res, struct qty *q)
+{
+	return podres_entry(json_object_get(c, "resources"), which, res, q);
 }
 
 int
@@ -75,7 +78,8 @@ is_sidecar(const json_t *c)
 }
 
 int
-podres_total(const json_t *spec, const char *res, struct qty *q)
+podres_combine(const json_t *spec, const char *res, podres_amount_fn *amount,
+	void *arg, struct qty *q)
 {
 	json_t *list = json_object_get(spec, "containers"), *c;
 	struct qty sum = {0}, one, sidecars = {0}, init_max = {0};
@@ -83,7 +87,7 @@ podres_total(const json_t *spec, const char *res, struct qty *q)
 	size_t i;
 
 	json_array_foreach(list, i, c) {
-		if ((r = podres_container(c, res, &one)) < 0)
+		if ((r = amount(c, res, &one, arg)) < 0)
 			named = -1;
 		else if (r && named >= 0)
 			named = 1;
@@ -91,7 +95,7 @@ podres_total(const json_t *spec, const char *res, struct qty *q)
 	}
 	list = json_object_get(spec, "initContainers");
 	json_array_foreach(list, i, c) {
-		if ((r = podres_container(c, res, &one)) < 0)
+		if ((r = amount(c, res, &one, arg)) < 0)
 			named = -1;
 		else if (r && named >= 0)
 			named = 1;
@@ -109,6 +113,19 @@ podres_total(const json_t *spec, const char *res, struct qty *q)
 	qty_add(&sum, &sum, &sidecars);
 	*q = qty_cmp(&sum, &init_max) >= 0 ? sum : init_max;
 	return named;
+}
+
+static int
+container_amount(const json_t *c, const char *res, struct qty *q, void *arg)
+{
+	(void)arg;
+	return podres_container(c, res, q);
+}
+
+int
+podres_total(const json_t *spec, const char *res, struct qty *q)
+{
+	return podres_combine(spec, res, container_amount, NULL, q);
 }
 
 /* add_names sets key -> null in names for every resource of c's

@@ -21,10 +21,31 @@
  * QTY_OK or a quantity error (QTY_EEMPTY for other JSON types). */
 int podres_qty(const json_t *v, struct qty *q);
 
+/* podres_entry reads holder.<which>[res] (which: "requests", "limits",
+ * "overhead") into *q. Returns 1 when named, 0 when not (*q zero), -1
+ * when the value is no quantity (*q zero). */
+int podres_entry(const json_t *holder, const char *which, const char *res,
+	struct qty *q);
+
 /* podres_container reads what container c asks for res into *q. Returns
  * 1 when c names res, 0 when not (*q zero), -1 when a value is no
  * quantity (*q zero). */
 int podres_container(const json_t *c, const char *res, struct qty *q);
+
+/* podres_amount_fn reads what container c asks of res into *q (zero
+ * when nothing): 1 when c names res, 0 when not, -1 when a value is no
+ * quantity. arg is the caller's. */
+typedef int podres_amount_fn(const json_t *c, const char *res, struct qty *q,
+	void *arg);
+
+/* podres_combine stores in *q what pod spec asks for res, the containers
+ * and init containers combined as above, each one's part read by amount.
+ * Callers that read a container differently (podres_container here,
+ * kube-scheduler's request-else-limit in podreq) share this walk. Returns
+ * -1 when amount returned -1 for some container, else 1 when it returned
+ * 1 for some, else 0. */
+int podres_combine(const json_t *spec, const char *res,
+	podres_amount_fn *amount, void *arg, struct qty *q);
 
 /* podres_total stores in *q what pod spec asks for res. Returns 1 when
  * some container names res, 0 when none does, -1 when a value is no

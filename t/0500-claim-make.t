@@ -625,6 +625,26 @@ check_output 'pod requests as kube-scheduler counts them; what they leave, canon
 {"left":{"cpu":"0","memory":"1Gi","pods":"0"},"bad":0}
 EOF
 
+# lib/podres reads a container as the larger of request and limit, over
+# the walk podreq uses (sidecars beside what starts after them); no
+# overhead; a value that is no quantity makes the total -1 (counted zero)
+cat >total.in <<'X'
+{"op":"total","res":"cpu","spec":{"containers":[{"resources":{"requests":{"cpu":"500m"},"limits":{"cpu":"2"}}},{"resources":{"requests":{"cpu":"1"}}}]}}
+{"op":"total","res":"memory","spec":{"containers":[{"resources":{"limits":{"memory":"1Gi"}}}],"initContainers":[{"restartPolicy":"Always","resources":{"requests":{"memory":"512Mi"}}},{"resources":{"requests":{"memory":"2Gi"}}}],"overhead":{"memory":"64Mi"}}}
+{"op":"total","res":"memory","spec":{"containers":[{"resources":{"requests":{"memory":"1Gi"}}}],"initContainers":[{"resources":{"requests":{"memory":"2Gi"}}},{"restartPolicy":"Always","resources":{"requests":{"memory":"512Mi"}}}]}}
+{"op":"total","res":"nvidia.com/gpu","spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"x"}}},{"resources":{"limits":{"nvidia.com/gpu":2}}}]}}
+{"op":"request","res":"nvidia.com/gpu","pod":{"spec":{"containers":[{"resources":{"limits":{"nvidia.com/gpu":"x"}}},{"resources":{"limits":{"nvidia.com/gpu":2}}}]}}}
+{"op":"total","res":"cpu","spec":{"containers":[{"resources":{"limits":{"memory":"1Gi"}}}]}}
+X
+check_output 'webhook totals (podres) and scheduler requests (podreq) share the container walk' 'unit gpunode <total.in' <<'EOF'
+{"q":"3","named":1}
+{"q":"2560Mi","named":1}
+{"q":"2Gi","named":1}
+{"q":"2","named":-1}
+{"q":"2","named":1,"bad":1}
+{"q":"0","named":0}
+EOF
+
 # n1: GPU 0 whole; GPU 1 cut into two 1g.10gb; GPU 2 held on the host;
 # GPU 3 unhealthy; GPUs 4 and 5 whole. A claim has gpu-0 (and devices of
 # another driver and another node, which are not ours); pod a asks one

@@ -1,10 +1,13 @@
-/* unit/gpunode: drive lib/podreq and lib/gpunode from stdin, one JSON
- * object a line, printing one JSON line each:
+/* unit/gpunode: drive lib/podreq, lib/podres and lib/gpunode from stdin, one
+ * JSON object a line, printing one JSON line each:
  *
  *   {"op":"request","res":R,"pod":POD}
  *       -> {"q":"2500m","named":1,"bad":0}  (podreq_request)
  *   {"op":"left","allocatable":{...},"pods":[...]}
  *       -> {"left":{...},"bad":0}           (podreq_left)
+ *   {"op":"total","res":R,"spec":SPEC}
+ *       -> {"q":"2","named":1}             (podres_total, the webhook's
+ *                                            reading, over the same walk)
  *   {"op":"status","gpus":[...],"node_status":{...},"pods":[...],
  *    "claims":[...]}
  *       -> gn_status for node "n1", driver gpu.canhazgpu.dev, at time 0;
@@ -22,6 +25,7 @@
 #include "err.h"
 #include "gpunode.h"
 #include "podreq.h"
+#include "podres.h"
 
 static json_t *
 request(const json_t *in)
@@ -34,6 +38,19 @@ request(const json_t *in)
 		json_string_value(json_object_get(in, "res")), &q, &bad);
 	return json_pack("{s:s, s:i, s:i}", "q", qty_format(&q, buf), "named",
 		named, "bad", bad);
+}
+
+static json_t *
+total(const json_t *in)
+{
+	char buf[QTY_BUFSIZE];
+	struct qty q;
+	int named;
+
+	named = podres_total(json_object_get(in, "spec"),
+		json_string_value(json_object_get(in, "res")), &q);
+	return json_pack("{s:s, s:i}", "q", qty_format(&q, buf), "named",
+		named);
 }
 
 static json_t *
@@ -89,6 +106,7 @@ main(int argc, char **argv)
 		}
 		out = strcmp(op, "request") == 0     ? request(in)
 			: strcmp(op, "left") == 0    ? left(in)
+			: strcmp(op, "total") == 0   ? total(in)
 			: strcmp(op, "status") == 0  ? status(in)
 			: strcmp(op, "current") == 0 ? current(in)
 						     : NULL;
