@@ -5,16 +5,17 @@
  *
  * usage: linear-pick [-v] [-r seed] [-S strategy] [file ...]
  *
- * Records, orders and output are sched-pick's (lib/sched.c); only the
- * search differs: load every node, keep the one that fits and sorts
- * first by sp_cmp. */
+ * Records, their reading, orders and output are sched-pick's
+ * (lib/sched.c, lib/sched_feed.c); only the search differs: load every
+ * node, keep the one that fits and sorts first by sp_cmp. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "err.h"
-#include "ndline.h"
+#include "nd.h"
 #include "sched.h"
+#include "sched_feed.h"
 
 static void *
 open_scan(struct sp_state *st)
@@ -63,35 +64,10 @@ find(void *ctx, const struct sp_query *q)
 static const struct sp_ops scan_ops = {open_scan, nothing, nothing_for, find,
 	nothing};
 
-/* feed applies every record of path; returns 1 if one was bad. */
-static int
-feed(struct sp_state *st, const char *path)
-{
-	struct nd_reader r;
-	char *line;
-	size_t len;
-	int got;
-
-	if (nd_open(&r, path, 0) < 0)
-		return 1;
-	while ((got = ndl_read(&r, &line, &len)) != 0) {
-		if (got < 0)
-			continue;
-		if (js_parse(&st->doc, line, len) < 0)
-			nd_warn(&r, "invalid JSON at column %d: %s",
-				st->doc.errcol, st->doc.err);
-		else
-			sp_feed(st, &r, &st->doc);
-	}
-	got = r.failed;
-	nd_close(&r);
-	return got;
-}
-
 int
 main(int argc, char **argv)
 {
-	int c, strategy = SP_LEAST_UTILIZED, verbose = 0, bad = 0;
+	int c, strategy = SP_LEAST_UTILIZED, verbose = 0, bad;
 	unsigned long long seed = 1;
 	double start = sp_clock(0), first, cpu;
 	struct sp_state st;
@@ -115,10 +91,7 @@ main(int argc, char **argv)
 		}
 	}
 	sp_init(&st, &scan_ops, strategy, seed);
-	if (optind == argc)
-		bad |= feed(&st, "-");
-	for (c = optind; c < argc; c++)
-		bad |= feed(&st, argv[c]);
+	bad = sp_feed_inputs(&st, argc - optind, argv + optind, NULL, NULL);
 	sp_flush(&st);
 	n = st.nplaced + st.nunsched;
 	first = st.seq ? st.first_wall : sp_clock(0);

@@ -121,27 +121,73 @@ nd_finish(int status)
 }
 
 int
-nd_loop_files(int argc, char **argv, int flags,
-	int (*fn)(struct nd_reader *r, json_t *rec, void *arg), void *arg)
+nd_each_input(int argc, char **argv, int flags,
+	int (*fn)(struct nd_reader *r, void *arg), void *arg)
 {
 	struct nd_reader r;
 	int status = HAZ_OK;
-	json_t *rec;
-	int i, got;
+	int i;
 
 	for (i = 0; i < (argc ? argc : 1); i++) {
 		if (nd_open(&r, argc ? argv[i] : "-", flags) < 0) {
+			fn(NULL, arg);
 			status = HAZ_FAIL;
 			continue;
 		}
-		while ((got = nd_read(&r, &rec)) != 0) {
-			if (got > 0 && fn(&r, rec, arg) != 0)
-				status = HAZ_FAIL;
-			json_decref(rec);
-		}
-		if (r.failed)
+		if (fn(&r, arg) != 0 || r.failed)
 			status = HAZ_FAIL;
 		nd_close(&r);
 	}
 	return status;
+}
+
+/* What nd_each_record hands on. */
+struct each {
+	int (*fn)(struct nd_reader *r, json_t *rec, void *arg);
+	void *arg;
+};
+
+static int
+each_record(struct nd_reader *r, void *arg)
+{
+	struct each *e = arg;
+	json_t *rec;
+	int got, bad = 0;
+
+	if (!r)
+		return e->fn(NULL, NULL, e->arg);
+	while ((got = nd_read(r, &rec)) != 0) {
+		if (e->fn(r, got > 0 ? rec : NULL, e->arg) != 0)
+			bad = 1;
+		json_decref(rec);
+	}
+	return bad;
+}
+
+int
+nd_each_record(int argc, char **argv, int flags,
+	int (*fn)(struct nd_reader *r, json_t *rec, void *arg), void *arg)
+{
+	struct each e = {fn, arg};
+
+	return nd_each_input(argc, argv, flags, each_record, &e);
+}
+
+/* good_record hands on a good record; the bad ones, and inputs that
+ * could not be opened, already fail the run. */
+static int
+good_record(struct nd_reader *r, json_t *rec, void *arg)
+{
+	struct each *e = arg;
+
+	return rec ? e->fn(r, rec, e->arg) : 0;
+}
+
+int
+nd_loop_files(int argc, char **argv, int flags,
+	int (*fn)(struct nd_reader *r, json_t *rec, void *arg), void *arg)
+{
+	struct each e = {fn, arg};
+
+	return nd_each_record(argc, argv, flags, good_record, &e);
 }

@@ -57,9 +57,25 @@ void nd_write(json_t *rec);
  * unchanged so main can `return nd_finish(status)`. */
 int nd_finish(int status);
 
-/* nd_loop_files runs fn over every record of each path in argv (stdin
- * when argc is 0). Returns HAZ_OK or HAZ_FAIL if any record was bad or fn
- * returned nonzero. */
+/* nd_each_input hands fn each input of a filter, open: the paths of
+ * argv, or stdin when argc is 0, each opened by nd_open with flags and
+ * closed once fn returns, having read it as it likes (nd_read, ndl_read).
+ * An input that cannot be opened (nd_open has said why) is handed over
+ * as NULL, so that fn can count it against the work in hand. Returns
+ * HAZ_OK, or HAZ_FAIL when an input could not be opened, held a bad
+ * record (r->failed) or fn returned nonzero. */
+int nd_each_input(int argc, char **argv, int flags,
+	int (*fn)(struct nd_reader *r, void *arg), void *arg);
+
+/* nd_each_record is nd_each_input reading records with nd_read: fn sees
+ * every record (it does not take rec), rec NULL for a bad one (warned),
+ * and r and rec NULL for an input that could not be opened. Returns as
+ * nd_each_input. */
+int nd_each_record(int argc, char **argv, int flags,
+	int (*fn)(struct nd_reader *r, json_t *rec, void *arg), void *arg);
+
+/* nd_loop_files is nd_each_record for a fn that sees the good records
+ * only. */
 int nd_loop_files(int argc, char **argv, int flags,
 	int (*fn)(struct nd_reader *r, json_t *rec, void *arg), void *arg);
 

@@ -1062,34 +1062,17 @@ parse_args(struct ctx *c, int argc, char **argv)
 		note_node(c, json_string_value(v));
 }
 
-/* read_inputs hands every record of each file (stdin when none) to
- * on_record; a bad record, or one on_record refuses, fails its batch.
- * Returns HAZ_OK, or HAZ_FAIL when any record was bad. */
+/* take_input hands a record to on_record; a bad one, one on_record
+ * refuses, or an input that could not be opened fails the batch. */
 static int
-read_inputs(struct ctx *c, int argc, char **argv)
+take_input(struct nd_reader *r, json_t *rec, void *arg)
 {
-	struct nd_reader r;
-	int status = HAZ_OK, i, got;
-	json_t *rec;
+	struct ctx *c = arg;
 
-	for (i = 0; i < (argc ? argc : 1); i++) {
-		if (nd_open(&r, argc ? argv[i] : "-", 0) < 0) {
-			status = HAZ_FAIL;
-			c->batch_bad = 1;
-			continue;
-		}
-		while ((got = nd_read(&r, &rec)) != 0) {
-			if (got < 0 || on_record(c, &r, rec) != 0) {
-				status = HAZ_FAIL;
-				c->batch_bad = 1;
-			}
-			json_decref(rec);
-		}
-		if (r.failed)
-			status = HAZ_FAIL;
-		nd_close(&r);
-	}
-	return status;
+	if (rec && on_record(c, r, rec) == 0)
+		return 0;
+	c->batch_bad = 1;
+	return 1;
 }
 
 /* connect loads the kubeconfig and opens the client, for -a, -c, -D. */
@@ -1122,7 +1105,7 @@ main(int argc, char **argv)
 	gobj_set_goal(env_goal());
 	if (c.mode != PRINT)
 		connect(&c);
-	st = read_inputs(&c, argc - optind, argv + optind);
+	st = nd_each_record(argc - optind, argv + optind, 0, take_input, &c);
 	if (c.pending || !c.flushed)
 		publish_batch(&c);
 	if (st != HAZ_OK && c.status == HAZ_OK)

@@ -58,8 +58,8 @@
 #include "err.h"
 #include "jscan.h"
 #include "nd.h"
-#include "ndline.h"
 #include "sched.h"
+#include "sched_feed.h"
 #include "sched_index.h"
 
 #define USAGE                                                                  \
@@ -155,30 +155,13 @@ save_state(const struct sp_state *st, const char *path)
 
 /* ---- the loop ---- */
 
-/* feed_file applies every record of path. Returns HAZ_OK, or HAZ_FAIL
- * when a record was bad or the file could not be opened. */
-static int
-feed_file(struct sp_state *st, const struct opts *o, const char *path)
+/* saved keeps the round-robin position of each batch placed. */
+static void
+saved(struct sp_state *st, void *arg)
 {
-	struct nd_reader r;
-	char *line;
-	size_t len;
-	int got;
+	const struct opts *o = arg;
 
-	if (nd_open(&r, path, 0) < 0)
-		return HAZ_FAIL;
-	while ((got = ndl_read(&r, &line, &len)) != 0) {
-		if (got < 0)
-			continue;
-		if (js_parse(&st->doc, line, len) < 0)
-			nd_warn(&r, "invalid JSON at column %d: %s",
-				st->doc.errcol, st->doc.err);
-		else if (sp_feed(st, &r, &st->doc) == SP_FLUSHED && o->state)
-			save_state(st, o->state);
-	}
-	got = r.failed ? HAZ_FAIL : HAZ_OK;
-	nd_close(&r);
-	return got;
+	save_state(st, o->state);
 }
 
 /* stats reports on stderr what the run did and what it cost: seconds
@@ -246,7 +229,7 @@ main(int argc, char **argv)
 {
 	struct sp_state st;
 	struct opts o;
-	int i, status = HAZ_OK;
+	int status;
 	double start = sp_clock(0);
 
 	err_init(argv[0]);
@@ -254,11 +237,8 @@ main(int argc, char **argv)
 	sp_init(&st, &spx_ops, o.strategy, o.seed);
 	if (o.state)
 		load_state(&st, o.state);
-	if (optind == argc && feed_file(&st, &o, "-") != HAZ_OK)
-		status = HAZ_FAIL;
-	for (i = optind; i < argc; i++)
-		if (feed_file(&st, &o, argv[i]) != HAZ_OK)
-			status = HAZ_FAIL;
+	status = sp_feed_inputs(&st, argc - optind, argv + optind,
+		o.state ? saved : NULL, &o);
 	if (st.nbatch) {
 		sp_flush(&st);
 		if (o.state)

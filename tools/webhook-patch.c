@@ -223,31 +223,24 @@ answer_line(struct ctx *c, struct nd_reader *r, const char *line, size_t n,
 	return resp;
 }
 
+/* answer_input answers each review of r, bounded as over HTTPS. */
 static int
-filter(struct ctx *c, int argc, char **argv)
+answer_input(struct nd_reader *r, void *arg)
 {
-	struct nd_reader r;
 	json_t *resp;
 	char *line;
 	size_t n;
-	int i, got, status = HAZ_OK;
+	int got;
 
-	for (i = 0; i < (argc ? argc : 1); i++) {
-		if (nd_open(&r, argc ? argv[i] : "-", 0) < 0) {
-			status = HAZ_FAIL;
-			continue;
-		}
-		r.max = MAX_BODY; /* a review's bound, as over HTTPS */
-		while ((got = ndl_read(&r, &line, &n)) != 0) {
-			resp = answer_line(c, &r, line, n, got);
-			nd_write(resp);
-			json_decref(resp);
-		}
-		if (r.failed)
-			status = HAZ_FAIL;
-		nd_close(&r);
+	if (!r)
+		return 0;
+	r->max = MAX_BODY;
+	while ((got = ndl_read(r, &line, &n)) != 0) {
+		resp = answer_line(arg, r, line, n, got);
+		nd_write(resp);
+		json_decref(resp);
 	}
-	return status;
+	return 0;
 }
 
 /* ---- serving ----------------------------------------------------------- */
@@ -607,7 +600,8 @@ main(int argc, char **argv)
 	if (c.in && !c.listen && !informer_wait(c.in, 30))
 		err_warn("inventory not synced after 30 s; going on");
 	status = c.listen ? serve(&c, &sigs)
-			  : filter(&c, argc - optind, argv + optind);
+			  : nd_each_input(argc - optind, argv + optind, 0,
+				    answer_input, &c);
 	informer_stop(c.in);
 	avail_free(c.a);
 	prom_free(c.prom);
