@@ -159,7 +159,7 @@ check_output 'vllm run: the pod: init container, wrapper, argv kept as given, po
         "command": [
           "/bin/sh",
           "-c",
-          "set -e\npkg=\nif command -v python3 >/dev/null 2>&1; then\n  pkg=\$(python3 -c 'import os, vllm; print(os.path.dirname(vllm.__file__))' 2>/dev/null) || pkg=\nfi\n/k8shazgpu/bin/diff-pack -u -d /k8shazgpu/pack -t \"\${K8SHAZGPU_TREE:-/vllm-workspace}\" \${pkg:+-P \"\$pkg\"}\ncd \"\${K8SHAZGPU_TREE:-/vllm-workspace}\"\nexec \"\$@\"",
+          "set -e\npkg=\nif command -v python3 >/dev/null 2>&1; then\n  pkg=\$(python3 -c 'import os, vllm; print(os.path.dirname(vllm.__file__))' 2>/dev/null) || pkg=\nfi\n/k8shazgpu/bin/diff-pack -u -d /k8shazgpu/pack -t \"\${K8SHAZGPU_TREE:-/vllm-workspace}\" \${pkg:+-P \"\$pkg\"}\n: >/k8shazgpu/bin/.applied\ncd \"\${K8SHAZGPU_TREE:-/vllm-workspace}\"\nexec \"\$@\"",
           "k8shazgpu-vllm"
         ],
         "image": "$IMG",
@@ -176,6 +176,17 @@ check_output 'vllm run: the pod: init container, wrapper, argv kept as given, po
               "name": "gpus"
             }
           ]
+        },
+        "startupProbe": {
+          "exec": {
+            "command": [
+              "/bin/sh",
+              "-c",
+              "test -e /k8shazgpu/bin/.applied"
+            ]
+          },
+          "failureThreshold": 600,
+          "periodSeconds": 1
         },
         "volumeMounts": [
           {
@@ -240,10 +251,10 @@ check_output 'vllm run: the pod: init container, wrapper, argv kept as given, po
   }
 }
 EOF
-# the wrapper run here by sh, its diff-pack and cd lines made no-ops
+# the wrapper run here by sh, its diff-pack, mark and cd lines made no-ops
 check_output 'the wrapper passes the arguments through exactly' \
 	"dry -- printf '[%s]' 'a b' '\$HOME' '' '\"' '*' | sed -n 4p >pod.json &&
-	 jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^/k8shazgpu/bin/diff-pack .*|:|; s|^cd .*|:|' >w.sh &&
+	 jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^/k8shazgpu/bin/diff-pack .*|:|; s|^: >/k8shazgpu/bin/.applied\$|:|; s|^cd .*|:|' >w.sh &&
 	 jq -j '.spec.containers[0].args[] + \"\\u0000\"' pod.json | xargs -0 sh -c \"\$(cat w.sh)\" k8shazgpu-vllm; echo" <<'EOF'
 [a b][$HOME][]["][*]
 EOF
