@@ -32,6 +32,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include "../lib/clock.h"
+
 extern char **environ;
 
 struct client {
@@ -43,15 +45,6 @@ struct client {
 	size_t n, cap;
 	long failed, doubles;
 };
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void
 die(const char *what)
@@ -128,8 +121,8 @@ run(void *arg)
 			r ? r->errstr : "no memory");
 		exit(1);
 	}
-	while (now() < c->until) {
-		double t0 = now(), t1, t2;
+	while (clock_mono() < c->until) {
+		double t0 = clock_mono(), t1, t2;
 		redisReply *rep;
 		int gpu;
 
@@ -142,7 +135,7 @@ run(void *arg)
 			die("write to gpu-reserve");
 		if (!fgets(line, sizeof line, from))
 			die("gpu-reserve ended");
-		t1 = now();
+		t1 = clock_mono();
 		if ((gpu = gpu_of(line)) < 0) {
 			c->failed++;
 			continue;
@@ -154,7 +147,7 @@ run(void *arg)
 		freeReplyObject(rep);
 		rep = redisCommand(r, "DEL bench:owner:%d", gpu);
 		freeReplyObject(rep);
-		t2 = now();
+		t2 = clock_mono();
 		snprintf(req, sizeof req,
 			"{\"op\":\"release\",\"gpu_ids\":[%d],"
 			"\"user\":\"bench%d\"}\n",
@@ -163,8 +156,8 @@ run(void *arg)
 			die("write to gpu-reserve");
 		if (!fgets(line, sizeof line, from))
 			die("gpu-reserve ended");
-		keep(c, (t1 - t0) * 1e3, (now() - t2) * 1e3,
-			(now() - t0 - (t2 - t1)) * 1e3);
+		keep(c, (t1 - t0) * 1e3, (clock_mono() - t2) * 1e3,
+			(clock_mono() - t0 - (t2 - t1)) * 1e3);
 	}
 	fclose(to);
 	fclose(from);
@@ -233,7 +226,7 @@ main(int argc, char **argv)
 	th = calloc((size_t)clients, sizeof *th);
 	if (!cs || !th)
 		die("calloc");
-	t0 = now();
+	t0 = clock_mono();
 	for (int i = 0; i < clients; i++) {
 		cs[i] = (struct client){.id = i,
 			.tool = tool,
@@ -244,7 +237,7 @@ main(int argc, char **argv)
 	}
 	for (int i = 0; i < clients; i++)
 		pthread_join(th[i], NULL);
-	took = now() - t0;
+	took = clock_mono() - t0;
 	for (int i = 0; i < clients; i++) {
 		total += cs[i].n;
 		failed += cs[i].failed;

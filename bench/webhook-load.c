@@ -32,21 +32,14 @@
 
 #include <curl/curl.h>
 
+#include "../lib/clock.h"
+
 struct conn {
 	CURL *h;
 	double due;   /* when its request was due */
 	double start; /* when it was handed to curl */
 	int busy;
 };
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static size_t
 discard(char *p, size_t size, size_t n, void *arg)
@@ -246,10 +239,10 @@ main(int argc, char **argv)
 		return 1;
 	}
 	prime(m, c, conns, tfd);
-	t0 = next = now();
+	t0 = next = clock_mono();
 	end = t0 + secs;
 	for (;;) {
-		double t = now();
+		double t = clock_mono();
 
 		for (i = 0; i < conns && sent < max && t < end; i++) {
 			if (c[i].busy || (rate > 0 && t < next))
@@ -279,17 +272,17 @@ main(int argc, char **argv)
 					curl_easy_strerror(msg->data.result),
 					code);
 			if (nlat < 4000000) {
-				svc[nlat] = (now() - done->start) * 1000;
-				lat[nlat++] = (now() - done->due) * 1000;
+				svc[nlat] = (clock_mono() - done->start) * 1000;
+				lat[nlat++] = (clock_mono() - done->due) * 1000;
 			}
 			curl_multi_remove_handle(m, msg->easy_handle);
 			done->busy = 0;
 			busy--;
 		}
-		if (!running && (sent >= max || now() >= end))
+		if (!running && (sent >= max || clock_mono() >= end))
 			break;
-		if (busy < conns && sent < max && now() < end) {
-			if (rate <= 0 || next <= now())
+		if (busy < conns && sent < max && clock_mono() < end) {
+			if (rate <= 0 || next <= clock_mono())
 				continue; /* a connection is free, a request due
 					   */
 			wait_for(m, tfd, next);
@@ -297,7 +290,7 @@ main(int argc, char **argv)
 			wait_for(m, tfd, 0); /* until a transfer has news */
 		}
 	}
-	secs = now() - t0;
+	secs = clock_mono() - t0;
 	if (out)
 		dump(out, svc, nlat);
 	qsort(lat, (size_t)nlat, sizeof *lat, by_value);

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "avail.h"
+#include "clock.h"
 #include "err.h"
 #include "podres.h"
 
@@ -35,15 +36,6 @@ struct avail {
 		*matches;
 	json_t *classes;
 };
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 struct avail *
 avail_new(double pending_seconds)
@@ -576,7 +568,7 @@ avail_class_limit(struct avail *a, const char *name, const char *key,
 static void
 expire(struct avail *a)
 {
-	double t = now();
+	double t = clock_mono();
 	const char *token;
 	json_t *p;
 	void *tmp;
@@ -733,7 +725,7 @@ avail_admit_locked(struct avail *a, const char *token, const char *match,
 	drop_pending(a, token);
 	json_object_set_new(a->pending, token,
 		json_pack("{s:O,s:f,s:s}", "demand", bounded, "expires",
-			now() + a->ttl, "match", match));
+			clock_mono() + a->ttl, "match", match));
 	if (!(list = json_object_get(a->matches, match))) {
 		list = json_array();
 		json_object_set_new(a->matches, match, list);

@@ -1,6 +1,5 @@
 /* cdi: the per-claim CDI specs of the kubelet plugin (see cdi.h). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include <unistd.h>
 
 #include "cdi.h"
+#include "ck.h"
 #include "err.h"
 
 #define SPEC_PREFIX CDI_VENDOR "-" CDI_CLASS "_"
@@ -143,44 +143,16 @@ cdi_spec(const char *uid, const char *ns, const char *name,
 int
 cdi_write(const char *path, const json_t *spec, char *why, size_t n)
 {
-	char *tmp = easprintf("%s.tmp", path), *text;
-	size_t len, off = 0;
-	ssize_t w;
-	int fd;
+	char *text = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
+	int rc;
 
-	text = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!text)
 		err_die(HAZ_FAIL, "out of memory");
-	len = strlen(text);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto fail;
-	while (off < len) {
-		w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			goto fail;
-		off += (size_t)w;
-	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0)
-		goto fail;
-	free(tmp);
+	rc = ck_write_atomic(path, text, strlen(text));
+	if (rc < 0)
+		snprintf(why, n, "%s: %s", path, strerror(errno));
 	free(text);
-	return 0;
-fail:
-	snprintf(why, n, "%s: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	free(text);
-	return -1;
+	return rc;
 }
 
 int

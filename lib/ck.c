@@ -45,13 +45,21 @@ ck_transient(enum ck_reason r)
 }
 
 int
+ck_vfail(struct ck_result *r, enum ck_reason reason, const char *fmt,
+	va_list ap)
+{
+	r->reason = reason;
+	vsnprintf(r->message, sizeof r->message, fmt, ap);
+	return -1;
+}
+
+int
 ck_fail(struct ck_result *r, enum ck_reason reason, const char *fmt, ...)
 {
 	va_list ap;
 
-	r->reason = reason;
 	va_start(ap, fmt);
-	vsnprintf(r->message, sizeof r->message, fmt, ap);
+	ck_vfail(r, reason, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -175,8 +183,10 @@ ck_swap_symlink(const char *path, const char *target)
 		errno = EEXIST;
 		return -1;
 	}
-	if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >=
-		(int)sizeof tmp) {
+	/* the thread in the name too: two threads of one process may swap
+	 * the same link (hf's snapshots) */
+	if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld-%ld", path, (long)getpid(),
+		    (long)gettid()) >= (int)sizeof tmp) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}

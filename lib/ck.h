@@ -9,6 +9,7 @@
 #ifndef HAZ_CK_H
 #define HAZ_CK_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,10 @@ struct ck_result {
  * -1, so that `return ck_fail(res, ...)` ends a failing sync. */
 int ck_fail(struct ck_result *r, enum ck_reason reason, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* ck_vfail is ck_fail with a va_list, for callers that wrap it. */
+int ck_vfail(struct ck_result *r, enum ck_reason reason, const char *fmt,
+	va_list ap) __attribute__((format(printf, 3, 0)));
 
 /* Progress: done and total bytes so far (total 0 when not known yet).
  * Returning nonzero stops the transfer, which then fails CK_CANCELLED

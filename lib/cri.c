@@ -16,6 +16,7 @@
 #include "cri.pb-c.h"
 
 #include "b64.h"
+#include "clock.h"
 #include "err.h"
 #include "grpcc.h"
 
@@ -84,9 +85,8 @@ fail(struct ck_result *res, enum ck_reason reason, const char *fmt, ...)
 {
 	va_list ap;
 
-	res->reason = reason;
 	va_start(ap, fmt);
-	vsnprintf(res->message, sizeof res->message, fmt, ap);
+	ck_vfail(res, reason, fmt, ap);
 	va_end(ap);
 	err_clean(res->message);
 	return -1;
@@ -456,15 +456,6 @@ sleep_ms(long ms)
 		;
 }
 
-static long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
-}
-
 /* read_back waits for CRI to report the pin as wanted (it hears of a
  * label change by an event, a moment later): 1 when it does, 0 when it
  * still does not after PIN_WAIT_MS, -1 with res set. */
@@ -472,7 +463,7 @@ static int
 read_back(const char *sock, const char *ref, int pin, struct ck_result *res)
 {
 	struct cri_image img;
-	long end = now_ms() + PIN_WAIT_MS;
+	long end = clock_mono_ms() + PIN_WAIT_MS;
 
 	for (;;) {
 		if (cri_image(sock, ref, &img, res) < 0)
@@ -483,7 +474,7 @@ read_back(const char *sock, const char *ref, int pin, struct ck_result *res)
 				ref);
 		if (img.pinned == pin)
 			return 1;
-		if (now_ms() >= end)
+		if (clock_mono_ms() >= end)
 			return 0;
 		sleep_ms(PIN_POLL_MS);
 	}

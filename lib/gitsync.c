@@ -1,5 +1,6 @@
 /* gitsync: the node cache's git repositories with libgit2: two slots per
  * repository and a symlink swapped between them (see gitsync.h). */
+#include "clock.h"
 #include "gitsync.h"
 
 #include <dirent.h>
@@ -84,15 +85,6 @@ gitsync_shutdown(void)
 	git_libgit2_shutdown();
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* set_timeouts makes libgit2's socket timeouts timeout_s (0: none). */
 static void
 set_timeouts(int timeout_s)
@@ -128,7 +120,7 @@ static void
 begin(struct sync *s)
 {
 	s->xfer = 0;
-	s->last_data = now();
+	s->last_data = clock_mono();
 	s->last_report = 0;
 	s->receiving = 1;
 	s->done_reported = 0;
@@ -164,7 +156,7 @@ static int
 on_transfer(const git_indexer_progress *p, void *payload)
 {
 	struct sync *s = payload;
-	double t = now();
+	double t = clock_mono();
 	uint64_t done;
 	int last;
 
@@ -201,7 +193,7 @@ on_sideband(const char *str, int len, void *payload)
 
 	(void)str;
 	(void)len;
-	return stalled(s, now()) ? GIT_EUSER : 0;
+	return stalled(s, clock_mono()) ? GIT_EUSER : 0;
 }
 
 /* on_credentials: public repositories only, for now. A token for the

@@ -26,6 +26,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include "err.h"
+#include "hex.h"
 #include "grpc.h"
 
 #define PREFIX 5 /* compressed flag + 4-byte big-endian length */
@@ -93,18 +94,6 @@ gs_percent_encode(const char *msg)
 	return out;
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 char *
 gs_percent_decode(char *s)
 {
@@ -112,8 +101,8 @@ gs_percent_decode(char *s)
 	int hi, lo;
 
 	while (*r) {
-		if (r[0] == '%' && (hi = hexval(r[1])) >= 0 &&
-			(lo = hexval(r[2])) >= 0) {
+		if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 &&
+			(lo = hex_digit(r[2])) >= 0) {
 			*w++ = (char)(hi << 4 | lo);
 			r += 3;
 		} else {

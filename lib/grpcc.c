@@ -15,6 +15,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "clock.h"
 #include "err.h"
 #include "grpc.h"
 
@@ -51,15 +52,6 @@ fail(char **msg, int e, const char *fmt, ...)
 	va_end(ap);
 	errno = e;
 	return -1;
-}
-
-static long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
 /* ---- nghttp2 callbacks ----------------------------------------------- */
@@ -234,7 +226,7 @@ exchange(nghttp2_session *h2, struct call *c, long deadline, int timeout_ms,
 		if (c->closed)
 			return 0;
 		left = -1;
-		if (deadline && (left = (int)(deadline - now_ms())) <= 0)
+		if (deadline && (left = (int)(deadline - clock_mono_ms())) <= 0)
 			return fail(msg, ETIMEDOUT, "no answer in %d ms",
 				timeout_ms);
 		p.fd = c->fd;
@@ -361,7 +353,7 @@ grpcc_call(const char *sock, const char *path, const char *const *headers,
 	nghttp2_session_callbacks *cb = NULL;
 	nghttp2_session *h2 = NULL;
 	struct call c = {.fd = -1};
-	long deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	long deadline = timeout_ms > 0 ? clock_mono_ms() + timeout_ms : 0;
 	size_t nh = 0, nnv;
 	nghttp2_nv *nv;
 	char timeout[16];

@@ -1548,39 +1548,22 @@ distinct(const struct hf_plan *p)
 
 /* ---- writing a snapshot --------------------------------------------- */
 
-/* swap_link points the symlink at path to target through a temporary
- * name of this thread's own, and never replaces anything but a
- * symlink. */
+/* swap_link points the symlink at path to target, as ck_swap_symlink
+ * does, and leaves a link that already points there untouched. */
 static int
 swap_link(const char *path, const char *target)
 {
-	char tmp[PATH_MAX], cur[PATH_MAX];
+	char cur[PATH_MAX];
 	struct stat st;
 	ssize_t n;
 
-	if (lstat(path, &st) == 0) {
-		if (!S_ISLNK(st.st_mode)) {
-			errno = EEXIST;
-			return -1;
-		}
+	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		n = readlink(path, cur, sizeof cur - 1);
 		if (n >= 0 && (size_t)n == strlen(target) &&
 			!memcmp(cur, target, (size_t)n))
 			return 0;
 	}
-	if (pathf(tmp, sizeof tmp, "%s.tmp-%ld-%ld", path, (long)getpid(),
-		    (long)gettid()) < 0)
-		return -1;
-	unlink(tmp);
-	if (symlink(target, tmp) < 0)
-		return -1;
-	if (rename(tmp, path) < 0) {
-		int e = errno;
-		unlink(tmp);
-		errno = e;
-		return -1;
-	}
-	return 0;
+	return ck_swap_symlink(path, target);
 }
 
 static int

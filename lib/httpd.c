@@ -17,6 +17,7 @@
 
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "err.h"
 #include "httpd.h"
 
@@ -49,15 +50,6 @@ struct req {
 	size_t len, cap, dropped;
 	int too_large;
 };
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -387,7 +379,7 @@ retire(struct gen *g)
 			close(g->fd);
 			g->fd = -1;
 		}
-		g->retired = now();
+		g->retired = clock_mono();
 	}
 }
 
@@ -410,7 +402,7 @@ reap(struct httpd *h)
 		if (g->retired &&
 			__atomic_load_n(&g->inflight, __ATOMIC_SEQ_CST) == 0 &&
 			(connections(g) == 0 ||
-				now() - g->retired > h->o.drain)) {
+				clock_mono() - g->retired > h->o.drain)) {
 			*pp = g->next;
 			gen_free(g);
 		} else {
@@ -497,7 +489,7 @@ httpd_tick(struct httpd *h, int force, char *err, size_t errlen)
 void
 httpd_stop(struct httpd *h, double grace)
 {
-	double until = now() + grace;
+	double until = clock_mono() + grace;
 	struct timespec ms10 = {0, 10000000};
 	struct gen *g;
 	int busy;
@@ -512,7 +504,7 @@ httpd_stop(struct httpd *h, double grace)
 			busy += __atomic_load_n(&g->inflight, __ATOMIC_SEQ_CST);
 		if (busy)
 			nanosleep(&ms10, NULL);
-	} while (busy && now() < until);
+	} while (busy && clock_mono() < until);
 	while ((g = h->gens)) {
 		h->gens = g->next;
 		gen_free(g);

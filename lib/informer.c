@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "err.h"
 #include "informer.h"
 #include "kube.h"
@@ -78,15 +79,6 @@ on_event(const char *type, json_t *obj, void *arg)
 	return stopping(f->in);
 }
 
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* run lists once (retrying), then watches in turns until stopped. A turn
  * lasts TURN seconds, or three times what the first list took when that
  * is longer, so that a list again after 410 Gone fits in one turn. */
@@ -101,7 +93,7 @@ run(void *arg)
 
 	while (!stopping(in)) {
 		kube_set_deadline(f->k, listed ? turn : 0);
-		t0 = mono();
+		t0 = clock_mono();
 		if (listed ? watch_run(f->w, &e) : watch_list(f->w, &e)) {
 			if (stopping(in) || e.kind == KUBE_EDEADLINE)
 				continue;
@@ -114,8 +106,8 @@ run(void *arg)
 		backoff = 0.5;
 		if (!listed) {
 			listed = 1;
-			if (3 * (mono() - t0) > turn)
-				turn = 3 * (mono() - t0);
+			if (3 * (clock_mono() - t0) > turn)
+				turn = 3 * (clock_mono() - t0);
 			avail_set_synced(in->a, feeds[f->i].bit);
 		}
 	}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "hex.h"
 #include "jscan.h"
 
 enum { MAX_DEPTH = 512 };
@@ -62,18 +63,6 @@ push(struct scan *s, enum js_type t)
 	return d->n++;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* hex4 reads four hex digits at p into *out. Returns 0 or -1. */
 static int
 hex4(const char *p, const char *end, unsigned *out)
@@ -84,7 +73,7 @@ hex4(const char *p, const char *end, unsigned *out)
 	if (end - p < 4)
 		return -1;
 	for (i = 0; i < 4; i++) {
-		if ((h = hexval((unsigned char)p[i])) < 0)
+		if ((h = hex_digit((unsigned char)p[i])) < 0)
 			return -1;
 		v = v << 4 | (unsigned)h;
 	}
@@ -205,6 +194,38 @@ plain_run(const char *p, const char *end)
 	return (size_t)(q - (const unsigned char *)p);
 }
 
+/* ESCAPED: what special returns for an escape it decoded, above any
+ * UTF-8 sequence's length. */
+enum { ESCAPED = 8 };
+
+/* special handles what ends a run of plain bytes at s->p in the string
+ * opened at open: -1 for an error, 0 at the closing quote, ESCAPED for
+ * an escape (decoded to *w, s->p moved past it), else the length of the
+ * valid UTF-8 sequence at s->p (not moved past). */
+static int
+special(struct scan *s, const char *open, char **w)
+{
+	unsigned char c;
+	int n;
+
+	if (s->p >= s->end)
+		return fail(s, open, "unterminated string");
+	c = (unsigned char)*s->p;
+	if (c == '"')
+		return 0;
+	if (c < 0x20)
+		return fail(s, s->p, "control character in string");
+	if (c == '\\') {
+		if (++s->p >= s->end)
+			return fail(s, open, "unterminated string");
+		return escape(s, w) < 0 ? -1 : ESCAPED;
+	}
+	n = utf8_len((unsigned char *)s->p, (unsigned char *)s->end);
+	if (!n)
+		return fail(s, s->p, "invalid UTF-8");
+	return n;
+}
+
 /* raw_string checks a string at s->p (on the quote) and makes a token
  * of its raw text, for js_scan. */
 static int
@@ -212,32 +233,20 @@ raw_string(struct scan *s)
 {
 	const char *open = s->p++, *start = s->p;
 	char scratch[8], *w;
-	unsigned char c;
 	int t, n, esc = 0;
 
 	for (;;) {
 		s->p += plain_run(s->p, s->end);
-		if (s->p >= s->end)
-			return fail(s, open, "unterminated string");
-		c = (unsigned char)*s->p;
-		if (c == '"')
+		w = scratch;
+		if ((n = special(s, open, &w)) <= 0)
 			break;
-		if (c < 0x20)
-			return fail(s, s->p, "control character in string");
-		if (c == '\\') {
+		if (n == ESCAPED)
 			esc = 1;
-			if (++s->p >= s->end)
-				return fail(s, open, "unterminated string");
-			w = scratch;
-			if (escape(s, &w) < 0)
-				return -1;
-			continue;
-		}
-		n = utf8_len((unsigned char *)s->p, (unsigned char *)s->end);
-		if (!n)
-			return fail(s, s->p, "invalid UTF-8");
-		s->p += n;
+		else
+			s->p += n;
 	}
+	if (n < 0)
+		return -1;
 	t = push(s, JS_STRING);
 	s->d->t[t].s = start;
 	s->d->t[t].len = (size_t)(s->p - start);
@@ -255,37 +264,25 @@ string(struct scan *s)
 {
 	const char *open = s->p++;
 	char *w = s->p, *start = s->p;
-	unsigned char c;
 	size_t run;
 	int t, n;
+
 	for (;;) {
 		run = plain_run(s->p, s->end);
 		if (w != s->p)
 			memmove(w, s->p, run);
 		w += run;
 		s->p += run;
-		if (s->p >= s->end)
-			return fail(s, open, "unterminated string");
-		c = (unsigned char)*s->p;
-		if (c == '"')
+		if ((n = special(s, open, &w)) <= 0)
 			break;
-		if (c < 0x20)
-			return fail(s, s->p, "control character in string");
-		if (c == '\\') {
-			s->p++;
-			if (s->p >= s->end)
-				return fail(s, open, "unterminated string");
-			if (escape(s, &w) < 0)
-				return -1;
-			continue;
+		if (n != ESCAPED) {
+			memmove(w, s->p, (size_t)n);
+			w += n;
+			s->p += n;
 		}
-		n = utf8_len((unsigned char *)s->p, (unsigned char *)s->end);
-		if (!n)
-			return fail(s, s->p, "invalid UTF-8");
-		memmove(w, s->p, (size_t)n);
-		w += n;
-		s->p += n;
 	}
+	if (n < 0)
+		return -1;
 	s->p++;
 	*w = '\0';
 	t = push(s, JS_STRING);

@@ -12,6 +12,7 @@
 
 #include <curl/curl.h>
 
+#include "clock.h"
 #include "err.h"
 #include "jbuf.h"
 #include "kube.h"
@@ -146,15 +147,6 @@ http_error(struct kube_error *e, const struct kube *k, long code,
 	json_decref(st);
 }
 
-static double
-monotonic(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* transport_error fills e after curl gave up on a request. */
 static void
 transport_error(struct kube *k, CURLcode rc, const char *method,
@@ -165,7 +157,7 @@ transport_error(struct kube *k, CURLcode rc, const char *method,
 
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
-		if (k->deadline && monotonic() >= k->deadline - 0.001)
+		if (k->deadline && clock_mono() >= k->deadline - 0.001)
 			kind = KUBE_EDEADLINE;
 		break;
 	case CURLE_PEER_FAILED_VERIFICATION:
@@ -229,13 +221,13 @@ kube_set_timeout(struct kube *k, long ms)
 void
 kube_set_deadline(struct kube *k, double seconds)
 {
-	k->deadline = seconds > 0 ? monotonic() + seconds : 0;
+	k->deadline = seconds > 0 ? clock_mono() + seconds : 0;
 }
 
 double
 kube_seconds_left(const struct kube *k)
 {
-	return k->deadline ? k->deadline - monotonic() : 1e18;
+	return k->deadline ? k->deadline - clock_mono() : 1e18;
 }
 
 char *

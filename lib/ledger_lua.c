@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "err.h"
 #include "jload.h"
 #include "ledger.h"
@@ -61,15 +62,6 @@ lg_init(struct lg *l, struct rd *rd, double lockwait_s)
 	atexit(free_scripts);
 }
 
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* pause_jitter sleeps 1 to 20 ms. */
 static void
 pause_jitter(void)
@@ -113,7 +105,7 @@ json_t *
 lg_try_run(struct lg *l, enum lg_script s, json_t *params, int *status,
 	char **why)
 {
-	double start = mono();
+	double start = clock_mono();
 	struct lg_clock c;
 	json_error_t jerr;
 	redisReply *y;
@@ -163,7 +155,7 @@ lg_try_run(struct lg *l, enum lg_script s, json_t *params, int *status,
 		if (!json_is_true(json_object_get(res, "locked")))
 			break;
 		json_decref(res);
-		if (mono() - start >= l->lockwait_s) {
+		if (clock_mono() - start >= l->lockwait_s) {
 			json_decref(params);
 			return failed(status, why, HAZ_TEMP,
 				easprintf(LG_PREFIX

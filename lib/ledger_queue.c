@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "err.h"
 #include "ledger.h"
 #include "nd.h"
@@ -17,15 +18,6 @@ static void
 on_stop(int sig)
 {
 	stop_signal = sig;
-}
-
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* new_uuid writes a random (version 4) UUID. */
@@ -75,7 +67,7 @@ json_t *
 lg_queue_wait(struct lg *l, json_t *entry, json_t *unreserved, double wait_s,
 	struct rd *sub)
 {
-	double start = mono(), beat = start, left;
+	double start = clock_mono(), beat = start, left;
 	struct sigaction sa, old_int, old_term;
 	sigset_t block, old, during;
 	struct timespec ts;
@@ -119,13 +111,13 @@ lg_queue_wait(struct lg *l, json_t *entry, json_t *unreserved, double wait_s,
 			enqueue(l, entry, id);
 		}
 		json_decref(res);
-		left = wait_s >= 0 ? start + wait_s - mono() : 2;
+		left = wait_s >= 0 ? start + wait_s - clock_mono() : 2;
 		if (left <= 0)
 			break;
-		if (mono() - beat >= 30) {
+		if (clock_mono() - beat >= 30) {
 			res = lg_run(l, LG_QUEUE_HEARTBEAT, qid_params(id));
 			json_decref(res);
-			beat = mono();
+			beat = clock_mono();
 		}
 		left = left < 2 ? left : 2;
 		ts.tv_sec = (time_t)left;

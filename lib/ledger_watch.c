@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "err.h"
 #include "ledger.h"
 #include "nd.h"
@@ -76,15 +77,6 @@ lg_drain(struct rd *sub, json_t *keys)
 	return n;
 }
 
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* snapshot returns the values of the GPU keys as one array of strings
  * and nulls. */
 static json_t *
@@ -132,7 +124,7 @@ changed(const char *key)
 int
 lg_watch(struct lg *l, struct rd *sub, double secs)
 {
-	double end = secs >= 0 ? mono() + secs : -1, left;
+	double end = secs >= 0 ? clock_mono() + secs : -1, left;
 	json_t *before = sub ? NULL : snapshot(l), *now, *keys;
 	struct pollfd pfd;
 	size_t i, n;
@@ -140,7 +132,7 @@ lg_watch(struct lg *l, struct rd *sub, double secs)
 	int ms;
 
 	for (;;) {
-		left = end >= 0 ? end - mono() : 2;
+		left = end >= 0 ? end - clock_mono() : 2;
 		if (left <= 0)
 			break;
 		ms = (int)((left < 2 ? left : 2) * 1000) + 1;

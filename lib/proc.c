@@ -9,17 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "err.h"
 #include "proc.h"
-
-static long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* child runs in the forked process: stdout to out_w, stdin from
  * /dev/null, then exec. On failure it writes errno to err_w (close-on-exec,
@@ -53,7 +45,7 @@ reap(pid_t pid, long deadline, int *late)
 
 	*late = 0;
 	while ((got = waitpid(pid, &st, WNOHANG)) == 0) {
-		if (now_ms() >= deadline) {
+		if (clock_mono_ms() >= deadline) {
 			*late = 1;
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
@@ -79,7 +71,7 @@ slurp(int fd, long deadline, size_t max, struct proc_out *out)
 
 	out->buf = emalloc(cap + 1);
 	for (;;) {
-		left = deadline - now_ms();
+		left = deadline - clock_mono_ms();
 		if (left <= 0)
 			return PROC_TIMEOUT;
 		if (poll(&pfd, 1, (int)(left > 60000 ? 60000 : left)) < 0) {
@@ -142,7 +134,7 @@ enum proc_how
 proc_run(char *const argv[], long timeout_ms, size_t max_out,
 	struct proc_out *out)
 {
-	long deadline = now_ms() + timeout_ms;
+	long deadline = clock_mono_ms() + timeout_ms;
 	int po[2], pe[2], st, late, e;
 	enum proc_how how;
 	pid_t pid;
@@ -174,7 +166,7 @@ proc_run(char *const argv[], long timeout_ms, size_t max_out,
 	}
 	close(po[0]);
 	if (how != PROC_EXITED)
-		deadline = now_ms(); /* already failed: kill at once */
+		deadline = clock_mono_ms(); /* already failed: kill at once */
 	st = reap(pid, deadline, &late);
 	if (e) {
 		out->how = PROC_NOEXEC;

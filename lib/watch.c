@@ -9,6 +9,7 @@
 
 #include <zlib.h>
 
+#include "clock.h"
 #include "err.h"
 #include "jbuf.h"
 #include "hmap.h"
@@ -637,15 +638,6 @@ stream_once(struct watch *w, struct kube_error *e)
 	return ret;
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* pause sleeps s seconds, or until the deadline; returns -1 at the
  * deadline. */
 static int
@@ -682,8 +674,8 @@ retry_after(struct watch *w, struct retry *r, struct kube_error *e)
 	if (e->kind == KUBE_EBADDATA)
 		w->bad++;
 	if (!r->failing_since)
-		r->failing_since = now();
-	else if (now() - r->failing_since > w->o.give_up)
+		r->failing_since = clock_mono();
+	else if (clock_mono() - r->failing_since > w->o.give_up)
 		return -1;
 	wait = r->backoff * (0.75 + (rand() % 1000) / 2000.0);
 	err_warn("%s: retrying in %.1f s", e->msg, wait);

@@ -61,6 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "dra.h"
 #include "drapb.h"
 #include "err.h"
@@ -501,15 +502,6 @@ records(void)
 	return rc;
 }
 
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* serve registers and serves until SIGTERM or SIGINT. */
 static int
 serve(struct nd_reader *gr)
@@ -551,9 +543,9 @@ serve(struct nd_reader *gr)
 		dra_sock);
 
 	/* a reconcile every -E seconds, the ready file every READY_EVERY */
-	next_reconcile = mono() + O.every;
+	next_reconcile = clock_mono() + O.every;
 	for (;;) {
-		left = next_reconcile - mono();
+		left = next_reconcile - clock_mono();
 		left = left < 0 ? 0 : left < READY_EVERY ? left : READY_EVERY;
 		wait.tv_sec = (time_t)left;
 		wait.tv_nsec = (long)((left - (double)wait.tv_sec) * 1e9);
@@ -562,9 +554,9 @@ serve(struct nd_reader *gr)
 			break;
 		if (sig >= 0 || errno != EAGAIN)
 			continue;
-		if (mono() >= next_reconcile) {
+		if (clock_mono() >= next_reconcile) {
 			emit(dra_reconcile(&D));
-			next_reconcile = mono() + O.every;
+			next_reconcile = clock_mono() + O.every;
 		}
 		touch_ready();
 	}

@@ -78,6 +78,7 @@
 #include <unistd.h>
 
 #include "apply.h"
+#include "clock.h"
 #include "err.h"
 #include "hmap.h"
 #include "jbuf.h"
@@ -164,15 +165,6 @@ post(struct ev *e)
 	pthread_mutex_unlock(&evq.mu);
 }
 
-static double
-mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* take waits until an event comes or the monotonic time until, and
  * returns every event queued (NULL when none came). */
 static struct ev *
@@ -183,7 +175,7 @@ take(double until)
 	double left;
 
 	pthread_mutex_lock(&evq.mu);
-	while (!evq.head && (left = until - mono()) > 0) {
+	while (!evq.head && (left = until - clock_mono()) > 0) {
 		clock_gettime(CLOCK_REALTIME, &ts);
 		if (left > 3600)
 			left = 3600;
@@ -1104,7 +1096,7 @@ retry(struct wl *w, const char *why, const char *unsched_prefix)
 		delay = 1;
 	w->retries = n;
 	w->state = W_WAIT;
-	w->due = mono() + (double)delay;
+	w->due = clock_mono() + (double)delay;
 	if (w->due < S.next_due)
 		S.next_due = w->due;
 	S.retries++;
@@ -1291,7 +1283,8 @@ orphans(void)
 		if (w &&
 			(w->state == W_FLIGHT || w->state == W_AGAIN ||
 				(w->state == W_PLACED &&
-					mono() - w->placed_at < ORPHAN_AFTER)))
+					clock_mono() - w->placed_at <
+						ORPHAN_AFTER)))
 			continue;
 		if (!w && hm_get(inflight, k))
 			continue;
@@ -1527,7 +1520,7 @@ on_workload(char type, json_t *obj)
 		next = parse_time(str_at(st, "nextRetryTime", NULL));
 		if (next > (double)time(NULL)) {
 			w->state = W_WAIT;
-			w->due = mono() + next - (double)time(NULL);
+			w->due = clock_mono() + next - (double)time(NULL);
 			if (w->due < S.next_due)
 				S.next_due = w->due;
 		} else {
@@ -1648,7 +1641,7 @@ on_result(struct ev *e)
 		S.metrics_dirty = 1;
 		if (w && w->state == W_FLIGHT) {
 			w->state = W_PLACED;
-			w->placed_at = mono();
+			w->placed_at = clock_mono();
 			json_decref(w->job);
 			w->job = NULL;
 			json_decref(w->tmpl);
@@ -1679,7 +1672,8 @@ on_result(struct ev *e)
 
 		w->again++;
 		w->state = W_AGAIN;
-		w->due = mono() + d * (0.75 + (double)(rand() % 500) / 1000);
+		w->due = clock_mono() +
+			d * (0.75 + (double)(rand() % 500) / 1000);
 		if (w->due < S.next_due)
 			S.next_due = w->due;
 		err_warn("workload %s: its Job will be written again", w->key);
@@ -2004,7 +1998,7 @@ pass(void)
 	const char *k, *rec, *end, *nl, *id, *why, *req;
 	void *v;
 	size_t pos = 0;
-	double t0 = mono();
+	double t0 = clock_mono();
 	char *line, *r, *c;
 	struct js_doc d = {0};
 	int strat;
@@ -2074,7 +2068,7 @@ pass(void)
 	free(d.t);
 	free(q);
 	S.alen = 0;
-	S.last_pass = mono() - t0;
+	S.last_pass = clock_mono() - t0;
 	for (i = 0; i < 11; i++)
 		if (S.last_pass <= buckets[i])
 			S.hist[i]++;
@@ -2378,7 +2372,7 @@ write_metrics(void)
 	jb_free(&b);
 	save_counters();
 	S.metrics_dirty = 0;
-	S.metrics_at = mono();
+	S.metrics_at = clock_mono();
 }
 
 static void
@@ -2686,7 +2680,7 @@ main(int argc, char **argv)
 	start_feed(F_POD, "pods", opt.ns, "canhazgpu.dev/workload", NULL);
 
 	for (;;) {
-		now = mono();
+		now = clock_mono();
 		next = now + 3600;
 		if (all_synced())
 			next = ready_at + READY_EVERY;
@@ -2735,7 +2729,7 @@ main(int argc, char **argv)
 			}
 			ev_free(e);
 		}
-		now = mono();
+		now = clock_mono();
 		if (now >= S.next_due)
 			due(now);
 		if (!all_synced())

@@ -54,6 +54,7 @@
 
 #include "admission.h"
 #include "avail.h"
+#include "clock.h"
 #include "err.h"
 #include "httpd.h"
 #include "informer.h"
@@ -84,7 +85,7 @@ struct ctx {
 	const char *names[MAX_NAMES + 1]; /* -N, NULL-terminated */
 	int nnames;
 	char *cert_pem;      /* the certificate served, as last loaded */
-	double cert_checked; /* when it was last checked (now()) */
+	double cert_checked; /* when it was last checked (clock_mono()) */
 	time_t cert_due;     /* when it starts or ends being valid, or 0 */
 	pthread_mutex_t cert_lock;
 	char cert_bad[640]; /* under cert_lock: why it is bad, or "" */
@@ -123,15 +124,6 @@ usage(void)
 {
 	fputs(usage_text, stderr);
 	exit(HAZ_USAGE);
-}
-
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* ---- decisions --------------------------------------------------------- */
@@ -286,7 +278,7 @@ metrics(struct ctx *c, struct httpd_reply *p)
 static void
 review(struct ctx *c, const struct httpd_req *q, struct httpd_reply *p)
 {
-	double t0 = now();
+	double t0 = clock_mono();
 	enum adm_outcome out = ADM_INVALID;
 	char err[512], labels[64];
 	json_t *resp;
@@ -308,7 +300,7 @@ review(struct ctx *c, const struct httpd_req *q, struct httpd_reply *p)
 	snprintf(labels, sizeof labels, "outcome=\"%s\"", outcome_names[out]);
 	prom_add(c->prom, "k8shazgpu_webhook_reviews_total", labels, 1);
 	prom_observe(c->prom, "k8shazgpu_webhook_review_seconds", NULL,
-		now() - t0);
+		clock_mono() - t0);
 }
 
 static void
@@ -399,7 +391,7 @@ check_cert(struct ctx *c, int reload)
 		free(c->cert_pem);
 		c->cert_pem = pem;
 	}
-	c->cert_checked = now();
+	c->cert_checked = clock_mono();
 	c->cert_due = 0;
 	if (c->cert_pem && x509_info(c->cert_pem, &i, err, sizeof err) == 0) {
 		t = time(NULL);
@@ -458,7 +450,7 @@ serve(struct ctx *c, const sigset_t *sigs)
 			err_warn("%s; keeping the certificate in use", err);
 			break;
 		}
-		if (now() - c->cert_checked >= CERT_RECHECK ||
+		if (clock_mono() - c->cert_checked >= CERT_RECHECK ||
 			(c->cert_due && time(NULL) >= c->cert_due))
 			check_cert(c, 0);
 	}
