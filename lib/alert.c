@@ -2,9 +2,9 @@
  * sender (see alert.h). */
 #include <math.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "alert.h"
+#include "clock.h"
 #include "err.h"
 
 const char *
@@ -79,8 +79,5 @@ alert_free(struct alert *a)
 double
 alert_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return clock_mono();
 }

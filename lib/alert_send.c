@@ -252,6 +252,8 @@ deliver(struct alert_sender *s, struct alert *a)
 		s->failed_temp = temp;
 	}
 	locked_record(s, a, sent, try, NULL, NULL);
+	if (s->o.done)
+		s->o.done(a, sent, s->o.done_arg);
 out:
 	if (url) {
 		memset(url, 0, strlen(url));

@@ -35,6 +35,12 @@ struct as_opts {
 	size_t queue;    /* alerts waiting at most */
 	int dry_run;     /* format, print, post nothing */
 	int verbose;     /* say each try on stderr */
+	/* done, when not NULL, is told of each alert the sender tried to
+	 * post, sent or dropped after its tries, in the sender's thread;
+	 * not of one dropped untried (rate limit, full queue, no URL) nor
+	 * with dry_run */
+	void (*done)(const struct alert *a, int sent, void *arg);
+	void *done_arg;
 };
 
 struct alert_sender;

@@ -22,8 +22,9 @@ struct dev {
 
 struct alert_tracker {
 	double threshold, window;
-	struct hm *devs; /* "node\nuuid" -> struct dev */
-	struct hm *sent; /* "node\nuuid\nevent" -> double (when raised) */
+	struct hm *devs;  /* "node\nuuid" -> struct dev */
+	struct hm *sent;  /* "node\nuuid\nevent" -> double (when raised) */
+	struct hm *prior; /* "node\nuuid" -> int (health), until first seen */
 	double last_prune;
 };
 
@@ -36,6 +37,7 @@ at_new(double threshold, double window)
 	t->window = window;
 	t->devs = hm_new(free);
 	t->sent = hm_new(free);
+	t->prior = hm_new(free);
 	return t;
 }
 
@@ -46,7 +48,20 @@ at_free(struct alert_tracker *t)
 		return;
 	hm_free(t->devs);
 	hm_free(t->sent);
+	hm_free(t->prior);
 	free(t);
+}
+
+void
+at_prior(struct alert_tracker *t, const char *node, const char *uuid,
+	int health)
+{
+	char *key = easprintf("%s\n%s", node, uuid);
+	int *h = emalloc(sizeof *h);
+
+	*h = health;
+	hm_put(t->prior, key, h);
+	free(key);
 }
 
 size_t
@@ -182,7 +197,7 @@ at_observe(struct alert_tracker *t, const struct alert_dev *d,
 {
 	char *key = easprintf("%s\n%s", d->node, d->uuid);
 	struct dev *v = hm_get(t->devs, key);
-	int first = v == NULL;
+	int first = v == NULL, *prior;
 
 	prune(t, now);
 	if (first) {
@@ -190,9 +205,13 @@ at_observe(struct alert_tracker *t, const struct alert_dev *d,
 		*v = (struct dev){.health = -1, .ecc = -1};
 		hm_put(t->devs, key, v);
 	}
+	prior = first ? hm_take(t->prior, key) : NULL;
+	if (prior)
+		v->health = *prior;
 	free(key);
 	v->gen = gen;
-	judge_health(t, v, d, first, now, emit, arg);
+	judge_health(t, v, d, first && !prior, now, emit, arg);
+	free(prior);
 	judge_temp(t, v, d, first, now, emit, arg);
 	judge_ecc(t, v, d, now, emit, arg);
 }

@@ -52,6 +52,14 @@ void at_observe(struct alert_tracker *t, const struct alert_dev *d,
  * gen 0 it forgets every device of node (the node was deleted). */
 void at_sweep(struct alert_tracker *t, const char *node, unsigned long gen);
 
+/* at_prior tells t that device node + uuid had health when last
+ * alerted, before this tracker (a restart): its first reading is then
+ * judged against that health rather than as a first sight, so an
+ * unhealthy device told before is not told again, and one that
+ * recovered meanwhile is told recovered. */
+void at_prior(struct alert_tracker *t, const char *node, const char *uuid,
+	int health);
+
 /* at_devices: how many devices are known. */
 size_t at_devices(const struct alert_tracker *t);
 

@@ -17,7 +17,7 @@ if [ -x "$kubectl" ]; then
 		"jq -r '.kind' all.json | sort | uniq -c | sed 's/^ *//'" <<'X'
 7 ClusterRole
 5 ClusterRoleBinding
-1 ConfigMap
+2 ConfigMap
 1 CronJob
 5 CustomResourceDefinition
 2 DaemonSet

@@ -52,7 +52,7 @@ check_output '-h prints the usage and the options to stdout' \
 usage: gpu-alert [-nv] [-s [namespace/]secret] [-k key] [-u file]
                  [-f slack|teams|auto] [-r per-minute] [-R tries]
                  [-t seconds] [-T celsius] [--context name]
-                 [--kubeconfig file] [file...]
+                 [--kubeconfig file] [-S [namespace/]configmap]
 X
 check_output 'bad usage exits 2 naming the option' \
 	'for a in "-r 0" "-R x" "-f discord" "-t -1" "-s a/b/c" "-u f -s x" "-1 -r 5" "-Z"; do
@@ -65,6 +65,13 @@ gpu-alert: -s: not [namespace/]name: a/b/c
 gpu-alert: -u excludes -s, -k, --context and --kubeconfig
 gpu-alert: -1 takes no file and no -r
 gpu-alert: invalid option -- 'Z'
+X
+check_output '-S names a ConfigMap, and needs the cluster' \
+	'for a in "-S a/b/c" "-u f -S x" "-1 -S x"; do
+		must_fail 2 gpu-alert $a </dev/null 2>&1 | grep -v "^ \|^usage" | sed "s|^[^ ]*/gpu-alert:|gpu-alert:|"; done' <<'X'
+gpu-alert: -S: not [namespace/]name: a/b/c
+gpu-alert: -S excludes -u and -1
+gpu-alert: -S excludes -u and -1
 X
 
 m=$(mark)
@@ -360,6 +367,97 @@ check_output 'a key that holds no http(s) URL: named, the value never printed' \
 	'echo "$two" | gpu-alert --kubeconfig kubeconfig -s ns1/alert-webhook 2>&1 >/dev/null' <<'X'
 gpu-alert: secret ns1/alert-webhook key webhook-url: not an http(s) URL: alerts are dropped until it is there
 gpu-alert: secret ns1/alert-webhook key webhook-url: not an http(s) URL: 2 alerts dropped
+X
+
+# -S: what was told of each device's health, kept in a ConfigMap that
+# alertserve keeps (GET, POST, merge PATCH on resourceVersion), so that a
+# restart tells nothing twice.
+secret "{\"webhook-url\":\"$(printf '%s/hook' "$E" | base64 -w0)\"}"
+CM=$E/api/v1/namespaces/ns1/configmaps
+# ops: the webhook posts and the ConfigMap requests since mark $1
+ops() {
+	since "$1" | jq -r 'if .n > 0 then "POST \(.path) \(.body.text)"
+		else . as $r | to_entries | map(select(.key | IN("get", "post", "patch"))) | .[0]
+		| select(.value | test("secrets") | not)
+		| "\(.key | ascii_upcase) \(.value)\(if .key == "patch" then " " + ($r.body.data | tojson) else "" end)" end' |
+		sed 's/\\"since[^}]*}"}/…}/g'
+}
+# state: the ConfigMap's data, each value's since checked for its form
+state() {
+	curl -sf --noproxy '*' "$CM/gpu-alert-state" | jq -cS '.data | map_values(fromjson
+		| "\(.state) \(.since | test("^20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]Z$"))")'
+}
+alert_s() { gpu-alert --kubeconfig kubeconfig -s ns1/alert-webhook -S "$@"; }
+m=$(mark)
+check_output 'no ConfigMap yet: both unhealthy devices told, the ConfigMap made on the first, patched on the second' \
+	'echo "$two" | alert_s ns1/gpu-alert-state >/dev/null && ops '"$m"' && state' <<'X'
+GET /api/v1/namespaces/ns1/configmaps/gpu-alert-state
+POST /hook GPU 0 on node gpu-9 is unhealthy: Xid 48: double bit ECC error
+POST /api/v1/namespaces/ns1/configmaps
+POST /hook GPU 1 on node gpu-9 is unhealthy: Xid 48: double bit ECC error
+PATCH /api/v1/namespaces/ns1/configmaps/gpu-alert-state {"gpu-9_GPU-t":"{\"state\":\"unhealthy\",…}
+{"gpu-9_GPU-s":"unhealthy true","gpu-9_GPU-t":"unhealthy true"}
+X
+m=$(mark)
+check_output 'a restart (POD_NAMESPACE, no namespace in -S): the same devices still unhealthy are not told again' \
+	'echo "$two" | POD_NAMESPACE=ns1 alert_s gpu-alert-state; echo "exit $?"; ops '"$m"'' <<'X'
+exit 0
+GET /api/v1/namespaces/ns1/configmaps/gpu-alert-state
+X
+three=$(node ADDED gpu-9 "[$(dev GPU-s 0 ok 40 0),$(dev GPU-t 1 unhealthy 40 0 "$BAD"),$(dev GPU-u 2 unhealthy 40 0 "$BAD")]")
+m=$(mark)
+check_output 'changed while down: the one recovered told and removed, the new unhealthy one told and kept, the still unhealthy one not' \
+	'echo "$three" | alert_s ns1/gpu-alert-state && ops '"$m"' && state' <<'X'
+{"kind":"alert","node":"gpu-9","device":"GPU-s","event":"recovered","sent":true,"tries":1}
+{"kind":"alert","node":"gpu-9","device":"GPU-u","event":"unhealthy","sent":true,"tries":1}
+GET /api/v1/namespaces/ns1/configmaps/gpu-alert-state
+POST /hook GPU 0 on node gpu-9 recovered: health is ok
+PATCH /api/v1/namespaces/ns1/configmaps/gpu-alert-state {"gpu-9_GPU-s":null}
+POST /hook GPU 2 on node gpu-9 is unhealthy: Xid 48: double bit ECC error
+PATCH /api/v1/namespaces/ns1/configmaps/gpu-alert-state {"gpu-9_GPU-u":"{\"state\":\"unhealthy\",…}
+{"gpu-9_GPU-t":"unhealthy true","gpu-9_GPU-u":"unhealthy true"}
+X
+m=$(mark)
+check_output 'a write that crossed another (409): the ConfigMap read again, the write made again' \
+	'ctl "{\"conflict\":1}" && echo "$two" | alert_s ns1/gpu-alert-state >/dev/null && ops '"$m"' && state' <<'X'
+GET /api/v1/namespaces/ns1/configmaps/gpu-alert-state
+POST /hook GPU 0 on node gpu-9 is unhealthy: Xid 48: double bit ECC error
+PATCH /api/v1/namespaces/ns1/configmaps/gpu-alert-state {"gpu-9_GPU-s":"{\"state\":\"unhealthy\",…}
+GET /api/v1/namespaces/ns1/configmaps/gpu-alert-state
+PATCH /api/v1/namespaces/ns1/configmaps/gpu-alert-state {"gpu-9_GPU-s":"{\"state\":\"unhealthy\",…}
+{"gpu-9_GPU-s":"unhealthy true","gpu-9_GPU-t":"unhealthy true","gpu-9_GPU-u":"unhealthy true"}
+X
+m=$(mark)
+check_output 'a dropped alert (404 from the webhook) is kept too: it was tried' \
+	'ctl "{\"fail\":404}" && echo "$(node ADDED gpu-7 "[$(dev GPU-d 0 unhealthy 40 0)]")" | alert_s ns1/gpu-alert-state 2>&1; ops '"$m"' && state | jq -c "{\"gpu-7_GPU-d\"}"' <<'X'
+gpu-alert: node gpu-7 device GPU-d: unhealthy alert dropped after 1 try: webhook of secret ns1/alert-webhook key webhook-url: answered 404
+{"kind":"alert","node":"gpu-7","device":"GPU-d","event":"unhealthy","sent":false,"tries":1}
+GET /api/v1/namespaces/ns1/configmaps/gpu-alert-state
+POST /hook GPU 0 on node gpu-7 is unhealthy
+PATCH /api/v1/namespaces/ns1/configmaps/gpu-alert-state {"gpu-7_GPU-d":"{\"state\":\"unhealthy\",…}
+{"gpu-7_GPU-d":"unhealthy true"}
+X
+curl -sf --noproxy '*' -o /dev/null -X PATCH -H 'Content-Type: application/merge-patch+json' \
+	--data '{"data":{"log-level":"debug"}}' "$CM/gpu-alert-state"
+m=$(mark)
+check_output 'a key not of gpu-alert: named, and every unhealthy device told again rather than one lost' \
+	'echo "$two" | alert_s ns1/gpu-alert-state 2>&1 >/dev/null && ops '"$m"'' <<'X'
+gpu-alert: configmap ns1/gpu-alert-state: key log-level: not gpu-alert's state of a device; starting without it
+GET /api/v1/namespaces/ns1/configmaps/gpu-alert-state
+POST /hook GPU 0 on node gpu-9 is unhealthy: Xid 48: double bit ECC error
+PATCH /api/v1/namespaces/ns1/configmaps/gpu-alert-state {"gpu-9_GPU-s":"{\"state\":\"unhealthy\",…}
+POST /hook GPU 1 on node gpu-9 is unhealthy: Xid 48: double bit ECC error
+PATCH /api/v1/namespaces/ns1/configmaps/gpu-alert-state {"gpu-9_GPU-t":"{\"state\":\"unhealthy\",…}
+X
+m=$(mark)
+check_output 'no API server: said, and alerts go on from an empty state' \
+	'sed "s|$E|http://127.0.0.1:$DEAD|" kubeconfig >dead.kubeconfig && echo "$two" | gpu-alert --kubeconfig dead.kubeconfig -R 1 -S x 2>&1 >/dev/null |
+		sed "s| http://127.0.0.1:$DEAD/| /|; s|: Failed to connect.*; starting|; starting|; s|: Failed to connect.*||"' <<'X'
+gpu-alert: configmap canhazgpu-system/x: GET /api/v1/namespaces/canhazgpu-system/configmaps/x; starting without it
+gpu-alert: node gpu-9 device GPU-s: unhealthy alert dropped after 1 try: secret canhazgpu-system/alert-webhook: GET /api/v1/namespaces/canhazgpu-system/secrets/alert-webhook
+gpu-alert: configmap canhazgpu-system/x: key gpu-9_GPU-s not saved: POST /api/v1/namespaces/canhazgpu-system/configmaps
+gpu-alert: node gpu-9 device GPU-t: unhealthy alert dropped after 1 try: secret canhazgpu-system/alert-webhook: GET /api/v1/namespaces/canhazgpu-system/secrets/alert-webhook
+gpu-alert: configmap canhazgpu-system/x: key gpu-9_GPU-t not saved: POST /api/v1/namespaces/canhazgpu-system/configmaps
 X
 
 # The PrometheusRule reads only metrics that exist: those gpu-probe -P

@@ -143,6 +143,12 @@ canhazgpu-controller patch resourceclaimtemplates.resource.k8s.io default w yes
 canhazgpu-controller delete resourceclaimtemplates.resource.k8s.io default w yes
 canhazgpu-controller get secrets canhazgpu-system alert-webhook yes
 canhazgpu-controller get secrets canhazgpu-system hf-token no
+canhazgpu-controller get configmaps canhazgpu-system gpu-alert-state yes
+canhazgpu-controller patch configmaps canhazgpu-system gpu-alert-state yes
+canhazgpu-controller update configmaps canhazgpu-system gpu-alert-state no
+canhazgpu-controller create configmaps canhazgpu-system - no
+canhazgpu-controller patch configmaps canhazgpu-system k8shazgpu-config no
+canhazgpu-controller get configmaps default gpu-alert-state no
 canhazgpu-controller get secrets default alert-webhook no
 canhazgpu-controller list configmaps canhazgpu-system k8shazgpu-config yes
 canhazgpu-controller watch configmaps canhazgpu-system k8shazgpu-config yes

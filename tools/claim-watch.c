@@ -67,10 +67,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "err.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "nd.h"
+#include "opt.h"
 #include "watch.h"
 
 struct opts {
@@ -119,34 +121,14 @@ static const char help_text[] =
 	"  -v              say on stderr when (re)connecting\n"
 	"  -R, --replay f  replay the watch stream captured in f (- for stdin)\n"
 	"  -F, --follow p  print the log of pod p as it comes, until it ends\n"
-	"  -C, --container c  with -F: the container (default: the only one)\n"
-	"  --context name  kubeconfig context (default: current-context)\n"
-	"  --kubeconfig f  kubeconfig file (default: $KUBECONFIG, ~/.kube/config)\n"
-	"  -h, -V          this help; the version\n";
+	"  -C, --container c  with -F: the container (default: the only one)\n" OPT_KUBE_HELP;
 
-/* long options without a short one */
-enum { OPT_CONTEXT = 256, OPT_KUBECONFIG };
-
-static void
-usage(void)
-{
-	fputs(usage_text, stderr);
-	exit(HAZ_USAGE);
-}
-
-/* number parses a positive number for option c, or exits 2. */
+/* number parses a positive number, at most 1e9, for option c, or
+ * exits 2. */
 static double
-number(int c, const char *s, int integer)
+number(int c, const char *s, int whole)
 {
-	char *end;
-	double v = strtod(s, &end);
-
-	if (!*s || *end || !(v > 0) || v > 1e9 || (integer && v != (long)v)) {
-		err_warn("-%c: not a positive %s: %s", c,
-			integer ? "integer" : "number", s);
-		usage();
-	}
-	return v;
+	return opt_number(c, s, 0, 1e9, OPT_POSITIVE | whole, usage_text);
 }
 
 /* server_option names option c in messages. */
@@ -170,11 +152,11 @@ replay_usage(const struct opts *o, int operands)
 {
 	if (o->server_opt) {
 		err_warn("-R and %s exclude each other", o->server_opt);
-		usage();
+		opt_usage(usage_text);
 	}
 	if (operands) {
 		err_warn("-R takes no resource");
-		usage();
+		opt_usage(usage_text);
 	}
 }
 
@@ -185,13 +167,13 @@ follow_usage(const struct opts *o, int operands)
 {
 	if (!o->follow) {
 		err_warn("-C goes with -F only");
-		usage();
+		opt_usage(usage_text);
 	}
 	if (operands || o->all_namespaces || o->synced || o->labels ||
 		o->fields || o->count || o->list_only || o->get || o->paged) {
 		err_warn("-F goes with -C, -n, -t, -r, -v, --context, "
 			 "--kubeconfig only");
-		usage();
+		opt_usage(usage_text);
 	}
 }
 
@@ -199,8 +181,7 @@ static void
 parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
-		{"context", required_argument, NULL, OPT_CONTEXT},
-		{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+		OPT_KUBE_LONGS,
 		{"help", no_argument, NULL, 'h'},
 		{"replay", required_argument, NULL, 'R'},
 		{"follow", required_argument, NULL, 'F'},
@@ -224,10 +205,10 @@ parse(int argc, char **argv, struct opts *o)
 		case 'n': o->namespace = optarg; break;
 		case 'l': o->labels = optarg; break;
 		case 'f': o->fields = optarg; break;
-		case 'c': o->count = (long)number(c, optarg, 1); break;
+		case 'c': o->count = (long)number(c, optarg, OPT_WHOLE); break;
 		case 't': o->timeout = number(c, optarg, 0); break;
 		case 'L':
-			o->limit = (long)number(c, optarg, 1);
+			o->limit = (long)number(c, optarg, OPT_WHOLE);
 			o->paged = 1;
 			break;
 		case 'r': o->give_up = number(c, optarg, 0); break;
@@ -245,7 +226,7 @@ parse(int argc, char **argv, struct opts *o)
 		case 'V':
 			puts("claim-watch " HAZ_VERSION);
 			exit(nd_finish(HAZ_OK));
-		default: usage();
+		default: opt_usage(usage_text);
 		}
 	}
 	if (o->replay) {
@@ -257,16 +238,16 @@ parse(int argc, char **argv, struct opts *o)
 		return;
 	}
 	if (optind != argc - 1)
-		usage();
+		opt_usage(usage_text);
 	if (o->all_namespaces && o->namespace) {
 		err_warn("-A and -n exclude each other");
-		usage();
+		opt_usage(usage_text);
 	}
 	if (o->get &&
 		(o->all_namespaces || o->synced || o->labels || o->fields ||
 			o->count || o->timeout)) {
 		err_warn("-g goes with -n, -v, --context, --kubeconfig only");
-		usage();
+		opt_usage(usage_text);
 	}
 	o->resource = argv[optind];
 }
@@ -378,15 +359,6 @@ out:
 
 /* ---- -F: a pod's log ----------------------------------------------- */
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* log_bytes writes the log's bytes as they come, flushed, so that a
  * follower sees them at once. */
 static int
@@ -410,8 +382,8 @@ enum { UNSCHEDULED, WAITING, STARTED };
  * when c is NULL and the pod has several containers (the log request says
  * why not). -1 when the GET fails, e filled. */
 static int
-stage(struct kube *k, const char *path, const char *c, char *why,
-	size_t whysz, struct kube_error *e)
+stage(struct kube *k, const char *path, const char *c, char *why, size_t whysz,
+	struct kube_error *e)
 {
 	json_t *pod = kube_get(k, path, e), *spec, *sts, *st, *cs;
 	const char *node;
@@ -436,8 +408,9 @@ stage(struct kube *k, const char *path, const char *c, char *why,
 	json_array_foreach(sts, i, st) {
 		const char *n = json_string_value(json_object_get(st, "name"));
 		json_t *state = json_object_get(st, "state");
-		const char *r = json_string_value(json_object_get(
-			json_object_get(state, "waiting"), "reason"));
+		const char *r = json_string_value(
+			json_object_get(json_object_get(state, "waiting"),
+				"reason"));
 
 		if (at != WAITING || !n || !c || strcmp(n, c) != 0)
 			continue;
@@ -447,7 +420,8 @@ stage(struct kube *k, const char *path, const char *c, char *why,
 				"terminated"))
 			at = STARTED;
 		else
-			snprintf(why, whysz, "waiting: %s", r ? r : "no reason");
+			snprintf(why, whysz, "waiting: %s",
+				r ? r : "no reason");
 	}
 	json_decref(pod);
 	return at;
@@ -465,7 +439,7 @@ follow(struct kube *k, struct kc_config *cfg, const struct opts *o)
 	char *ens = kube_escape(ns), *epod = kube_escape(o->follow);
 	char *pod = easprintf("/api/v1/namespaces/%s/pods/%s", ens, epod);
 	char *log = easprintf("%s/log", pod);
-	double until = now() + o->give_up;
+	double until = clock_mono() + o->give_up;
 	struct kube_error e = {0};
 	char why[128];
 	int wrote = 0, at, status;
@@ -480,7 +454,7 @@ follow(struct kube *k, struct kc_config *cfg, const struct opts *o)
 			kube_stream_bytes(k, log, log_bytes, &wrote, &e);
 			break;
 		}
-		if (now() + 0.5 > until) {
+		if (clock_mono() + 0.5 > until) {
 			if (at == UNSCHEDULED)
 				err_warn("pod %s/%s: not scheduled after %g s",
 					ns, o->follow, o->give_up);

@@ -3,7 +3,7 @@
  *   gpu-alert [-nv] [-s [namespace/]secret] [-k key] [-u file]
  *             [-f slack|teams|auto] [-r per-minute] [-R tries]
  *             [-t seconds] [-T celsius] [--context name]
- *             [--kubeconfig file] [file...]
+ *             [--kubeconfig file] [-S [namespace/]configmap] [file...]
  *   gpu-alert -1 [-nv] [-s ...] [-k key] [-u file] [-f format] [-R tries]
  *             [-t seconds] [--context name] [--kubeconfig file]
  *
@@ -25,6 +25,11 @@
  * the webhook: no answer, 429 and 5xx are tried again (see
  * alert_send.h) -R times in all (default 4), each post bounded by -t
  * seconds (default 10). The URL is a secret and is never printed.
+ *
+ * With -S, the health told of each device (sent, or dropped after its
+ * tries) is kept in a ConfigMap (see alert_state.h) read at start, so a
+ * restart does not tell again of a device still unhealthy, while one
+ * that turned unhealthy, or recovered, meanwhile is told.
  *
  * stdout: one record per alert, when its fate is known:
  *   {"kind":"alert","node","device","event","sent":true|false,"tries":N}
@@ -48,12 +53,14 @@
 #include "alert_fmt.h"
 #include "alert_in.h"
 #include "alert_send.h"
+#include "alert_state.h"
 #include "alert_track.h"
 #include "alert_url.h"
 #include "err.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "nd.h"
+#include "opt.h"
 
 /* An alert of a device is not sent again within this window unless the
  * device recovered in between. */
@@ -64,6 +71,7 @@
 
 struct opts {
 	char *ns, *secret;
+	char *state_ns, *state; /* NULL: no state kept */
 	const char *key, *url_file;
 	const char *context, *kubeconfig;
 	double threshold;
@@ -75,7 +83,8 @@ static const char usage_text[] =
 	"usage: gpu-alert [-nv] [-s [namespace/]secret] [-k key] [-u file]\n"
 	"                 [-f slack|teams|auto] [-r per-minute] [-R tries]\n"
 	"                 [-t seconds] [-T celsius] [--context name]\n"
-	"                 [--kubeconfig file] [file...]\n"
+	"                 [--kubeconfig file] [-S [namespace/]configmap]\n"
+	"                 [file...]\n"
 	"       gpu-alert -1 [-nv] [-s [namespace/]secret] [-k key] [-u file]\n"
 	"                 [-f slack|teams|auto] [-R tries] [-t seconds]\n"
 	"                 [--context name] [--kubeconfig file]\n";
@@ -90,58 +99,33 @@ static const char help_text[] =
 	"                  canhazgpu-system/alert-webhook)\n"
 	"  -k key          its key (default webhook-url)\n"
 	"  -u file         read the URL from file instead (no cluster)\n"
+	"  -S, --state ns/configmap\n"
+	"                  keep what was told of each device's health there,\n"
+	"                  so a restart does not tell it again\n"
 	"  -f format       slack, teams or auto (default: by the URL's host)\n"
 	"  -r per-minute   alerts sent a minute at most (default 20)\n"
 	"  -R tries        posts of one alert at most (default 4)\n"
 	"  -t seconds      time one post may take (default 10)\n"
 	"  -T celsius      temperature alert threshold (default 85)\n"
 	"  -n              print each message instead of posting it\n"
-	"  -v              say each try and each alert held back on stderr\n"
-	"  --context name  kubeconfig context (default: current-context)\n"
-	"  --kubeconfig f  kubeconfig file (default: $KUBECONFIG, ~/.kube/config)\n"
-	"  -h, -V          this help; the version\n";
+	"  -v              say each try and each alert held back on stderr\n" OPT_KUBE_HELP;
 
-enum { OPT_CONTEXT = 256, OPT_KUBECONFIG };
-
+/* object_name splits option c's [namespace/]name into *ns and *name. */
 static void
-usage(void)
-{
-	fputs(usage_text, stderr);
-	exit(HAZ_USAGE);
-}
-
-/* number parses option c's value: a number from lo to hi, whole when
- * integer; else usage. */
-static double
-number(int c, const char *s, double lo, double hi, int integer)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (!*s || *end || !(v >= lo && v <= hi) || (integer && v != (long)v)) {
-		err_warn("-%c: not a%s number from %g to %g: %s", c,
-			integer ? " whole" : "", lo, hi, s);
-		usage();
-	}
-	return v;
-}
-
-/* secret_name splits -s's [namespace/]name. */
-static void
-secret_name(struct opts *o, const char *s)
+object_name(int c, const char *s, char **ns, char **name)
 {
 	const char *slash = strchr(s, '/');
-	const char *ns = getenv("POD_NAMESPACE");
+	const char *pod_ns = getenv("POD_NAMESPACE");
 
-	free(o->ns);
-	free(o->secret);
-	if (!ns || !*ns)
-		ns = "canhazgpu-system";
-	o->ns = slash ? strndup(s, (size_t)(slash - s)) : estrdup(ns);
-	o->secret = estrdup(slash ? slash + 1 : s);
-	if (!o->ns || !*o->ns || !*o->secret || strchr(o->secret, '/')) {
-		err_warn("-s: not [namespace/]name: %s", s);
-		usage();
+	free(*ns);
+	free(*name);
+	if (!pod_ns || !*pod_ns)
+		pod_ns = "canhazgpu-system";
+	*ns = slash ? strndup(s, (size_t)(slash - s)) : estrdup(pod_ns);
+	*name = estrdup(slash ? slash + 1 : s);
+	if (!*ns || !**ns || !**name || strchr(*name, '/')) {
+		err_warn("-%c: not [namespace/]name: %s", c, s);
+		opt_usage(usage_text);
 	}
 }
 
@@ -149,8 +133,8 @@ static void
 parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option longs[] = {
-		{"context", required_argument, NULL, OPT_CONTEXT},
-		{"kubeconfig", required_argument, NULL, OPT_KUBECONFIG},
+		OPT_KUBE_LONGS,
+		{"state", required_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -163,14 +147,17 @@ parse(int argc, char **argv, struct opts *o)
 			.format = AF_AUTO,
 			.per_minute = 20,
 			.queue = QUEUE_MAX}};
-	secret_name(o, "alert-webhook");
-	while ((c = getopt_long(argc, argv, "1s:k:u:f:r:R:t:T:nvhV", longs,
+	object_name('s', "alert-webhook", &o->ns, &o->secret);
+	while ((c = getopt_long(argc, argv, "1s:S:k:u:f:r:R:t:T:nvhV", longs,
 			NULL)) != -1) {
 		switch (c) {
 		case '1': o->test = 1; break;
 		case 's':
-			secret_name(o, optarg);
+			object_name(c, optarg, &o->ns, &o->secret);
 			secret_given = 1;
+			break;
+		case 'S':
+			object_name(c, optarg, &o->state_ns, &o->state);
 			break;
 		case 'k': o->key = optarg; break;
 		case 'u': o->url_file = optarg; break;
@@ -178,21 +165,26 @@ parse(int argc, char **argv, struct opts *o)
 			if (af_parse(optarg, &o->send.format) < 0) {
 				err_warn("-f: not slack, teams or auto: %s",
 					optarg);
-				usage();
+				opt_usage(usage_text);
 			}
 			break;
 		case 'r':
-			o->send.per_minute = (long)number(c, optarg, 1, 100000,
-				1);
+			o->send.per_minute = (long)opt_number(c, optarg, 1,
+				100000, OPT_WHOLE, usage_text);
 			rate_given = 1;
 			break;
 		case 'R':
-			o->send.tries = (int)number(c, optarg, 1, 100, 1);
+			o->send.tries = (int)opt_number(c, optarg, 1, 100,
+				OPT_WHOLE, usage_text);
 			break;
 		case 't':
-			o->send.timeout = number(c, optarg, 0.001, 3600, 0);
+			o->send.timeout = opt_number(c, optarg, 0.001, 3600, 0,
+				usage_text);
 			break;
-		case 'T': o->threshold = number(c, optarg, 0, 1000, 0); break;
+		case 'T':
+			o->threshold = opt_number(c, optarg, 0, 1000, 0,
+				usage_text);
+			break;
 		case 'n': o->send.dry_run = 1; break;
 		case 'v': o->verbose = o->send.verbose = 1; break;
 		case OPT_CONTEXT: o->context = optarg; break;
@@ -204,18 +196,22 @@ parse(int argc, char **argv, struct opts *o)
 		case 'V':
 			puts("gpu-alert " HAZ_VERSION);
 			exit(nd_finish(HAZ_OK));
-		default: usage();
+		default: opt_usage(usage_text);
 		}
 	}
 	if (o->url_file &&
 		(secret_given || strcmp(o->key, "webhook-url") || o->context ||
 			o->kubeconfig)) {
 		err_warn("-u excludes -s, -k, --context and --kubeconfig");
-		usage();
+		opt_usage(usage_text);
 	}
 	if (o->test && (optind < argc || rate_given)) {
 		err_warn("-1 takes no file and no -r");
-		usage();
+		opt_usage(usage_text);
+	}
+	if (o->state && (o->url_file || o->test)) {
+		err_warn("-S excludes -u and -1");
+		opt_usage(usage_text);
 	}
 }
 
@@ -243,6 +239,14 @@ emit(struct alert *a, int suppressed, void *arg)
 	alert_free(a);
 }
 
+/* noted keeps the fate of each alert tried in the state ConfigMap. */
+static void
+noted(const struct alert *a, int sent, void *arg)
+{
+	(void)sent;
+	ast_note(arg, a);
+}
+
 static int
 one(struct nd_reader *r, json_t *rec, void *arg)
 {
@@ -258,6 +262,7 @@ main(int argc, char **argv)
 	struct kube *k = NULL;
 	struct alert_url *u;
 	struct alert_sender *s;
+	struct alert_state *st = NULL;
 	struct reader rd = {0};
 	struct opts o;
 	int status = HAZ_OK, sent;
@@ -274,6 +279,11 @@ main(int argc, char **argv)
 		k = kube_new(&cfg);
 		kube_set_timeout(k, (long)(o.send.timeout * 1000));
 		u = au_secret(k, o.ns, o.secret, o.key, SECRET_TTL);
+	}
+	if (o.state) {
+		st = ast_open(k, o.state_ns, o.state);
+		o.send.done = noted;
+		o.send.done_arg = st;
 	}
 	s = as_start(u, &o.send);
 	if (o.test) {
@@ -294,6 +304,8 @@ main(int argc, char **argv)
 		rd.s = s;
 		rd.in = (struct alert_in){at_new(o.threshold, DEDUP_WINDOW),
 			emit, &rd, 0};
+		if (st)
+			ast_seed(st, rd.in.t);
 		status = nd_loop_files(argc - optind, argv + optind, 0, one,
 			&rd);
 		at_free(rd.in.t);
@@ -304,11 +316,14 @@ main(int argc, char **argv)
 	else if (sent != HAZ_OK)
 		status = HAZ_FAIL;
 	au_free(u);
+	ast_free(st);
 	if (k) {
 		kube_free(k);
 		kc_free(&cfg);
 	}
 	free(o.ns);
 	free(o.secret);
+	free(o.state_ns);
+	free(o.state);
 	return nd_finish(status);
 }
