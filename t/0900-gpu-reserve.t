@@ -562,20 +562,28 @@ rcli config set notify-keyspace-events 'K$g' >/dev/null
 # ---- watch ----
 
 subscribed() { test "$(rcli pubsub numpat)" -ge 1; }
+lines() { test "$(wc -l <"$1")" -ge "$2"; }
+# The watch lives until the test has seen what it waits for (no window of
+# its own shorter than the waits around it), then is stopped; -t alone is
+# checked apart.
 watch_test() {
-	K8SHAZGPU_NOW=$NOW gpu-reserve watch -t 4 >w.out 2>w.err &
+	K8SHAZGPU_NOW=$NOW gpu-reserve watch -t 600 >w.out 2>w.err &
 	w=$!
-	eventually 10 subscribed || return 1
+	eventually 30 subscribed || { kill $w; return 1; }
 	rcli set canhazgpu:gpu:0 x >/dev/null && rcli del canhazgpu:gpu:1 >/dev/null &&
-		rcli set canhazgpu:other y >/dev/null
+		rcli set canhazgpu:other y >/dev/null && rcli set canhazgpu:gpu:2 z >/dev/null
+	eventually 30 lines w.out 3
+	kill $w
 	wait $w
-	echo "exit $?"
 	cat w.out w.err
 }
-check_output 'watch: a line per change of a GPU key, -t seconds' 'watch_test' <<'EOF2'
-exit 0
+check_output 'watch: a line per change of a GPU key, none for other keys' 'watch_test' <<'EOF2'
 {"kind":"changed","key":"canhazgpu:gpu:0"}
 {"kind":"changed","key":"canhazgpu:gpu:1"}
+{"kind":"changed","key":"canhazgpu:gpu:2"}
+EOF2
+check_output 'watch -t: exit 0 after that many seconds' 'K8SHAZGPU_NOW=$NOW gpu-reserve watch -t 1; echo "exit $?"' <<'EOF2'
+exit 0
 EOF2
 
 # ---- the queue ----

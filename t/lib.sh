@@ -134,21 +134,7 @@ ctl_running() {
 # free_port prints a TCP port from 12000 to 19999 that no socket uses now:
 # below the range k8shazgpu-sim takes its ports from, so a cluster started
 # at the same time does not take it either.
-free_port() {
-	# mawk's srand takes seeds below 2^31 only: 16 random bits and the PID
-	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v seed="$(($(od -An -N2 -tu2 /dev/urandom) * 32768 + $$ % 32768))" '
-	function hex(s,  i, v) {
-		for (i = 1; i <= length(s); i++)
-			v = v * 16 + index("0123456789ABCDEF", toupper(substr(s, i, 1))) - 1
-		return v
-	}
-	$2 ~ /:/ { split($2, a, ":"); used[hex(a[2])] = 1 }
-	END {
-		srand(seed + 0)
-		do p = 12000 + int(rand() * 8000); while (p in used)
-		print p
-	}'
-}
+free_port() { free-port -r 12000-19999; }
 
 # start_redis starts a real redis-server on a free loopback port for this
 # script, with keyspace notifications for the canhazgpu keys, no
