@@ -44,7 +44,8 @@ cleanup() {
 	tac created | while read -r f obj; do
 		k delete -n "$SYS" "$obj" --ignore-not-found --wait=false >/dev/null 2>&1
 	done
-	! grep -q ' namespace/' created || gone 180 "namespace $SYS" k get namespace "$SYS" --ignore-not-found -o name
+	! grep -q ' namespace/' created || gone 180 "namespace $SYS" k get namespace "$SYS" --ignore-not-found -o name ||
+		k get namespace "$SYS" -o json | jq -r '.status.conditions[]? | select(.status == "True") | "9800-rbac: \(.type): \(.message)"' >&2
 }
 NODES=
 trap 'cleanup' EXIT
