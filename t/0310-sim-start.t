@@ -139,6 +139,35 @@ check 'down (no -k) of the second sim keeps nothing and leaves nothing' '
 	test ! -e "$B" && ! ls -d "$B".logs.* 2>/dev/null &&
 	for p in $(cat b.pids); do test ! -d /proc/$p || grep -q "^State:.*Z" /proc/$p/status || exit 1; done'
 
+# ---- the real node's ports (as root) ----
+
+C=$SCRATCH/c
+if [ "$(id -u)" = 0 ] && [ -x "$(node-build bindir)/kubelet" ]; then
+	set -- $(free-port 13)
+	ports="$*"
+	# the kubelet's two ports and the registry's
+	hold "$7" "$8" "$9"
+	taken="$7 $8 $9"
+	trap 'kill $holder 2>/dev/null; K8SHAZGPU_SIM_DIR=$C k8shazgpu-sim down >/dev/null 2>&1; stop_redis' EXIT
+	check 'the real node: its ports taken by another program move, and it comes up Ready' '
+		K8SHAZGPU_SIM_DIR=$C K8SHAZGPU_SIM_PORTS="$ports" k8shazgpu-sim up -t test >c.out 2>c.err'
+	check_output 'the registry and the kubelet moved, once each' \
+		'sed -n "s/^k8shazgpu-sim: \([a-z-]*\): a port was taken by another program; trying again on.*/\1/p" c.err' <<'EOF'
+registry
+kubelet
+EOF
+	check 'the registry serves on its new port, containerd is told of it, kubelet.yaml names the new ones' '
+		r=$(state_port "$C" REGISTRY_PORT) && kp=$(state_port "$C" KUBELET_PORT) && kh=$(state_port "$C" KUBELET_HEALTHZ_PORT) &&
+		for p in $r $kp $kh; do case " $taken " in *" $p "*) exit 1 ;; esac; done &&
+		curl -fsS "http://127.0.0.1:$r/v2/" && test "$(ls "$C/certs.d")" = "127.0.0.1:$r" &&
+		grep -qx "port: $kp" "$C/kubelet.yaml" && grep -qx "healthzPort: $kh" "$C/kubelet.yaml" &&
+		K8SHAZGPU_SIM_DIR=$C k8shazgpu-sim status >/dev/null'
+	kill $holder
+	check 'down: the real node goes too, every process waited for' '
+		procs_of "$C" >c.pids && K8SHAZGPU_SIM_DIR=$C k8shazgpu-sim down && test ! -e "$C" &&
+		for p in $(cat c.pids); do test ! -d /proc/$p || grep -q "^State:.*Z" /proc/$p/status || exit 1; done'
+fi
+
 # ---- the build cache ----
 
 # A cache with stand-ins that say the wrong version, and no Go to rebuild.

@@ -166,8 +166,16 @@ redis_is_ours() {
 	[ -s "$SCRATCH/redis.pid" ] &&
 		[ "$(rcli info server 2>/dev/null | tr -d '\r' | sed -n 's/^process_id://p')" = "$(cat "$SCRATCH/redis.pid")" ]
 }
+# stop_redis: TERM it and wait until it is gone (it writes into $SCRATCH).
 stop_redis() {
-	[ ! -s "$SCRATCH/redis.pid" ] || kill "$(cat "$SCRATCH/redis.pid")" 2>/dev/null || :
+	[ -s "$SCRATCH/redis.pid" ] || return 0
+	sr_pid=$(cat "$SCRATCH/redis.pid")
+	kill "$sr_pid" 2>/dev/null || return 0
+	sr_n=0
+	while [ -d "/proc/$sr_pid" ] && ! grep -q '^State:.*Z' "/proc/$sr_pid/status" 2>/dev/null && [ $sr_n -lt 100 ]; do
+		sleep 0.1
+		sr_n=$((sr_n + 1))
+	done
 }
 rcli() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
 
