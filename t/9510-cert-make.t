@@ -118,7 +118,9 @@ X
 # replace ARGS...: the Secret replaced (as the admin) by: kubectl create secret ARGS.
 replace() { k -n "$NS" delete secret "$SECRET" >/dev/null && k -n "$NS" create secret "$@" >/dev/null; }
 cert-make -o old -n "$NS" -s hook -V 2020-01-01T00:00:00Z,2021-01-01T00:00:00Z >/dev/null
-cert-make -o short -n "$NS" -s hook -V "$(date -u -d '-1 day' +%Y-%m-%dT%H:%M:%SZ),$(date -u -d '+20 days' +%Y-%m-%dT%H:%M:%SZ)" >/dev/null
+# (an hour short of 20 days: 19 days left however fast or slow the checks
+# below run, even within the second it was made)
+cert-make -o short -n "$NS" -s hook -V "$(date -u -d '-1 day' +%Y-%m-%dT%H:%M:%SZ),$(date -u -d '+20 days -1 hour' +%Y-%m-%dT%H:%M:%SZ)" >/dev/null
 cert-make -o other -n "$NS" -s hook >/dev/null
 
 check_output 'renewed, each time saying why' '

@@ -125,8 +125,11 @@ exit 1
 exit 0
 EOF
 
+# (a kubelet just restarted answers exec with "pod does not exist" until it
+# has synced its pods again: exec is tried until it answers)
 check_output 'a restarted kubelet keeps running pods; its slice is back within a cycle' \
-	'eventually 30 slice_is "8 gpu+mig" && phase web && echo && k exec web -n "$NS" -- echo still here' <<'EOF'
+	'eventually 30 slice_is "8 gpu+mig" && phase web && echo &&
+	 eventually 30 k exec web -n "$NS" -- true && k exec web -n "$NS" -- echo still here' <<'EOF'
 Running
 still here
 EOF

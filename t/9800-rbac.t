@@ -44,8 +44,11 @@ cleanup() {
 	tac created | while read -r f obj; do
 		k delete -n "$SYS" "$obj" --ignore-not-found --wait=false >/dev/null 2>&1
 	done
-	! grep -q ' namespace/' created || gone 180 "namespace $SYS" k get namespace "$SYS" --ignore-not-found -o name ||
-		k get namespace "$SYS" -o json | jq -r '.status.conditions[]? | select(.status == "True") | "9800-rbac: \(.type): \(.message)"' >&2
+	# (each namespace it made: canhazgpu-system may have been there before)
+	grep ' namespace/' created | while read -r f obj; do
+		gone 180 "$obj" k get "$obj" --ignore-not-found -o name ||
+			k get "$obj" -o json | jq -r '.status.conditions[]? | select(.status == "True") | "9800-rbac: \(.type): \(.message)"' >&2
+	done
 }
 NODES=
 trap 'cleanup' EXIT
