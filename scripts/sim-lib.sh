@@ -3,7 +3,9 @@
 # that waits, and logs that outlive a failure.
 #
 # The sourcing script sets D (the state directory) and defines say, die,
-# pid_of COMPONENT, and for each COMPONENT it starts: launch_COMPONENT
+# pidfile_of COMPONENT (the file its PID is recorded in), pid_of COMPONENT
+# (that PID while it is still the program started), and for each COMPONENT
+# it starts: launch_COMPONENT
 # (start it in the background, its PID recorded) and ready_COMPONENT
 # (true once it answers on its health endpoint), '-' in the name as '_'. ports_moved COMPONENT
 # rewrites whatever holds a port that new_ports changed.
@@ -30,6 +32,11 @@ fail_start() {
 # LOG OFFSET: true when what LOG got after byte OFFSET says a port was taken.
 port_taken() {
 	tail -c +$(($2 + 1)) "$1" 2>/dev/null | grep -qi 'address already in use'
+}
+
+# PID: true while that process runs (a zombie has ended).
+alive() {
+	[ -n "$1" ] && [ -d "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
 }
 
 # PID VAR...: true when PID listens on every port the VARs name (the health
@@ -66,11 +73,15 @@ start_daemon() {
 		sd_off=$(stat -c %s "$sd_log" 2>/dev/null || echo 0)
 		"launch_$sd_f"
 		sd_n=$((sd_secs * 5))
-		while sd_pid=$(pid_of "$sd_c") && [ -n "$sd_pid" ]; do
-			"ready_$sd_f" >/dev/null 2>&1 && owns_ports "$sd_pid" "$@" && return 0
+		# (until it has exec'd, the child is a copy of this shell, which
+		# pid_of does not take for the component: alive, not yet it)
+		sd_raw=$(cat "$(pidfile_of "$sd_c")" 2>/dev/null)
+		while alive "$sd_raw"; do
+			sd_pid=$(pid_of "$sd_c")
+			[ -n "$sd_pid" ] && "ready_$sd_f" >/dev/null 2>&1 && owns_ports "$sd_pid" "$@" && return 0
 			sd_n=$((sd_n - 1))
 			[ $sd_n -gt 0 ] ||
-				fail_start "$sd_c" "$sd_log" "not ready after ${sd_secs}s (pid $sd_pid still runs)" "$sd_off0"
+				fail_start "$sd_c" "$sd_log" "not ready after ${sd_secs}s (pid $sd_raw still runs)" "$sd_off0"
 			sleep 0.2
 		done
 		if [ $# -gt 0 ] && [ $sd_moves -lt 5 ] && port_taken "$sd_log" "$sd_off"; then
@@ -92,7 +103,7 @@ start_daemon() {
 stop_pid() {
 	sp_pid=$1 sp_n=$(($2 * 5))
 	kill -TERM "$sp_pid" 2>/dev/null || return 0
-	while [ -n "$(sed -n 's/^State:[[:space:]]*\([^Z]\).*/\1/p' "/proc/$sp_pid/status" 2>/dev/null)" ]; do
+	while alive "$sp_pid"; do
 		sp_n=$((sp_n - 1))
 		if [ $sp_n -le 0 ]; then
 			say "${3:-pid $sp_pid} ignored TERM; killing"

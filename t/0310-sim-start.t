@@ -168,6 +168,9 @@ EOF
 		for p in $(cat c.pids); do test ! -d /proc/$p || grep -q "^State:.*Z" /proc/$p/status || exit 1; done'
 fi
 
+check_output 'no process of any of these clusters is left (none started twice, none orphaned)' \
+	'pgrep -f "$SCRATCH/[abc]/" | while read -r p; do tr "\0" " " </proc/$p/cmdline; echo; done' </dev/null
+
 # ---- the build cache ----
 
 # A cache with stand-ins that say the wrong version, and no Go to rebuild.
