@@ -124,8 +124,10 @@ pod late late "$SHOW"
 check 'the plugin down: the kubelet says the driver is not registered' \
 	'eventually 120 event_says late "DRA driver gpu.canhazgpu.dev is not registered"'
 LATE=$(devs late)
+# (the kubelet may post the event before the pod's container statuses)
+has_cstate() { k get pod -n "$NS" "$1" -o json | jq -e '.status.containerStatuses[0].state' >/dev/null; }
 check_output 'and no container of the pod was started' \
-	"k get pod -n $NS late -o json | jq -r '.status.containerStatuses[0].state | keys[0], .waiting.reason'" <<'EOF'
+	"eventually 30 has_cstate late; k get pod -n $NS late -o json | jq -r '.status.containerStatuses[0].state | keys[0], .waiting.reason'" <<'EOF'
 waiting
 ContainerCreating
 EOF

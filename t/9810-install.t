@@ -72,8 +72,10 @@ EOF
 secret_rv() { k get secret -n "$NS" k8shazgpu-webhook-certs -o jsonpath='{.metadata.resourceVersion}'; }
 job_gone() { [ -z "$(k get job -n "$NS" k8shazgpu-webhook-certs --ignore-not-found -o name)" ]; }
 RV=$(secret_rv)
+# (the finished Job is deleted by the TTL controller, ttlSecondsAfterFinished
+# 0, on its own time: applied again only once it is gone)
 check_output 'apply -k again changes nothing but running the certificate Job again' '
-	k apply -k "$D/install" | grep -v " unchanged$"' <<'EOF'
+	eventually 60 job_gone && k apply -k "$D/install" | grep -v " unchanged$"' <<'EOF'
 job.batch/k8shazgpu-webhook-certs created
 EOF
 check 'which keeps the certificate, and the caBundle stays' '
