@@ -258,8 +258,9 @@ write_claim(const json_t *c, int *temp)
 	return ret;
 }
 
-/* bind writes what action a decided; 0, 1 when a claim changed since
- * it was listed (the pod waits for the next pass), or -1 (warned). */
+/* bind writes what action a decided; 0 (also when the pod was deleted
+ * meanwhile), 1 when a claim changed since it was listed (the pod waits
+ * for the next pass), or -1 (warned). */
 static int
 bind(const json_t *a, int *temp)
 {
@@ -304,6 +305,12 @@ bind(const json_t *a, int *temp)
 	hm_del(said, json_string_value(json_object_get(a, "uid")));
 	return 0;
 fail:
+	/* deleted after it was placed (its namespace cleared, say): nothing
+	 * is left to bind, and that is no error */
+	if (e.status == 404) {
+		hm_del(said, json_string_value(json_object_get(a, "uid")));
+		return 0;
+	}
 	if (e.kind == KUBE_ETEMP)
 		*temp = 1;
 	err_warn("%s", e.msg);
