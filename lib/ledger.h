@@ -17,6 +17,25 @@
 #define LG_RUN_TIMEOUT 300   /* seconds a run reservation lives unbeaten */
 #define LG_QUEUE_TIMEOUT 120 /* seconds a queue entry lives unbeaten */
 
+/* The bounds of every field, one definition for the C side and the Lua
+ * scripts (lg_lua_bounds writes them into each script): what a request
+ * may carry, what a key read may hold. k8shazgpu(7) lists them. */
+#define LG_MAX_GPUS 1024           /* canhazgpu:gpu_count, GPUs asked for */
+#define LG_MAX_GPU_ID 65535        /* a GPU id in a request */
+#define LG_MAX_NAME 512            /* bytes of user, actual_user */
+#define LG_MAX_NOTE 1024           /* bytes of a note */
+#define LG_MAX_ID 256              /* bytes of claim_uid, MIG uuids, ids */
+#define LG_MAX_KEY 16384           /* bytes of a GPU key's or entry's value */
+#define LG_MAX_DEPTH 32            /* nesting of such a value */
+#define LG_MAX_VALUES 256          /* its JSON values, member names counted */
+#define LG_TIME_MAX 253402300799LL /* 9999-12-31T23:59:59Z; times >= 0 */
+#define LG_MAX_DURATION 315360000  /* seconds (3650 days) */
+#define LG_MAX_QUEUE 1024          /* entries in canhazgpu:queue */
+#define LG_MAX_HOLDS 8192          /* hold records of one k8s-sync batch */
+/* A heartbeat more than this many seconds ahead of the clock cannot be
+ * judged: the reservation or queue entry counts as stale. */
+#define LG_MAX_AHEAD 300
+
 /* A time as canhazgpu stores it, read: set is 0 when absent or null. */
 struct lg_time {
 	int set;
@@ -143,6 +162,29 @@ void lg_bad_warning(int gpu, const char *why);
 /* lg_delete_states deletes every canhazgpu:gpu:* key (init -f). */
 void lg_delete_states(struct lg *l);
 
+/* ---- lib/ledger_bound.c ---- */
+
+/* lg_text_check says what is wrong with s as a text of at most max bytes
+ * (NULL: nothing): too long, not UTF-8, or holding a control character
+ * (C0, DEL, C1), each with its byte offset, written into why (n bytes). */
+const char *lg_text_check(const char *s, size_t max, char *why, size_t n);
+
+/* lg_time_ok says whether sec lies in the ledger's time range. */
+int lg_time_ok(long long sec);
+
+/* lg_value_check says what keeps raw (len bytes), a value read from a
+ * key, from being read at all (NULL: nothing): over LG_MAX_KEY bytes, or
+ * nested deeper than LG_MAX_DEPTH. lg_value_count counts the values of
+ * v, as read, member names too: over LG_MAX_VALUES is unreadable too.
+ * The Lua scripts' jcheck applies these rules and the rest of strict
+ * JSON. */
+const char *lg_value_check(const char *raw, size_t len);
+size_t lg_value_count(const json_t *v);
+
+/* lg_lua_bounds returns the Lua line that defines the bounds above for
+ * the scripts (static). */
+const char *lg_lua_bounds(void);
+
 /* ---- lib/ledger_lua.c ---- */
 
 /* lg_init sets up l on the connection rd. The first call builds the
@@ -209,24 +251,26 @@ void lg_write_reservations(const char *op, const json_t *infos);
 
 /* lg_release_params is the release script's parameters: the GPUs of
  * claim, else ids held by user, else all of user's; type NULL: manual
- * ones (and run ones with ids). */
+ * ones (and run ones with ids); since (NULL: any), a start time per id:
+ * only the reservations made then, the others reported as lost. */
 json_t *lg_release_params(const int *ids, int nids, const char *user,
-	const char *claim, const char *type);
+	const char *claim, const char *type, const long long *since);
 
 /* lg_release_report writes a release answer's records with op and says
  * on stderr what was not released. Returns HAZ_OK or HAZ_FAIL. */
 int lg_release_report(const json_t *res, const char *op, const char *user,
 	const char *claim, const char *type, int nids);
 
-json_t *lg_heartbeat_params(const int *ids, int nids, const char *user);
+json_t *lg_heartbeat_params(const int *ids, int nids, const char *user,
+	const long long *since);
 
 /* lg_heartbeat_report writes a heartbeat answer's records and says which
  * reservations are lost. Returns HAZ_OK or HAZ_FAIL. */
 int lg_heartbeat_report(const json_t *res);
 
 /* lg_field_ids reads member k of a request record, an array of GPU ids
- * (or null, or absent: none), into *ids (malloc'd, also on failure).
- * Returns NULL or what is wrong. */
+ * (or null, or absent: none; an empty array is refused, never "all"),
+ * into *ids (malloc'd, also on failure). Returns NULL or what is wrong. */
 const char *lg_field_ids(const json_t *rec, const char *k, int **ids, int *n);
 
 /* lg_field_str points *s at member k of rec, a string (NULL when null or
@@ -239,13 +283,16 @@ long long lg_jint(const json_t *o, const char *k);
 /* ---- lib/ledger_run.c ---- */
 
 /* lg_supervise runs argv with CUDA_VISIBLE_DEVICES set to ids (n of
- * them, in order) while user's run reservations of ids are kept alive:
+ * them, in order) while user's run reservations of ids, made at since
+ * (unix seconds, one per id: they are told from a later reservation of
+ * the same user by that), are kept alive:
  * SIGHUP ignored, SIGINT and SIGTERM passed on to the command, a
  * heartbeat every 60 s (a lost Redis connection is warned about and
  * tried again, reconnect called first), the release when it ends.
  * Returns its exit status, or 128 + the signal that ended it. */
-int lg_supervise(struct lg *l, char **argv, const int *ids, int n,
-	const char *user, void (*reconnect)(struct lg *));
+int lg_supervise(struct lg *l, char **argv, const int *ids,
+	const long long *since, int n, const char *user,
+	void (*reconnect)(struct lg *));
 
 /* ---- lib/ledger_queue.c ---- */
 

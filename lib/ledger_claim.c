@@ -37,7 +37,7 @@ check_gpus(const json_t *gpus)
 		return "gpus: not an array of GPU ids";
 	json_array_foreach(gpus, i, v) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-			json_integer_value(v) > 65535)
+			json_integer_value(v) > LG_MAX_GPU_ID)
 			return "gpus: not an array of GPU ids";
 		for (j = 0; j < i; j++) {
 			w = json_array_get(gpus, j);
@@ -63,7 +63,8 @@ check_mig(const json_t *mig)
 	json_array_foreach(mig, i, v) {
 		g = json_object_get(v, "gpu");
 		if (!json_is_integer(g) || json_integer_value(g) < 0 ||
-			json_integer_value(g) > 65535 || !nonempty(v, "uuid"))
+			json_integer_value(g) > LG_MAX_GPU_ID ||
+			!nonempty(v, "uuid"))
 			return "mig: not an array of {gpu, uuid}";
 		for (j = 0; j < i; j++)
 			if (strcmp(str_member(json_array_get(mig, j), "uuid"),
@@ -73,10 +74,45 @@ check_mig(const json_t *mig)
 	return NULL;
 }
 
+/* check_texts checks claim's texts by the ledger's bounds. Returns NULL
+ * or what is wrong (in why, n bytes). */
+static const char *
+check_texts(const json_t *claim, char *why, size_t n)
+{
+	static const struct {
+		const char *k;
+		size_t max;
+	} texts[] = {{"claim_uid", LG_MAX_ID}, {"namespace", LG_MAX_NAME},
+		{"name", LG_MAX_NAME}, {"user", LG_MAX_NAME},
+		{"pod", LG_MAX_NAME}};
+	const json_t *v;
+	char e[96];
+	size_t i;
+
+	for (i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		v = json_object_get(claim, texts[i].k);
+		if (json_is_string(v) &&
+			lg_text_check(json_string_value(v), texts[i].max, e,
+				sizeof e)) {
+			snprintf(why, n, "%s: %s", texts[i].k, e);
+			return why;
+		}
+	}
+	json_array_foreach(json_object_get(claim, "mig"), i, v) {
+		if (lg_text_check(str_member(v, "uuid"), LG_MAX_ID, e,
+			    sizeof e)) {
+			snprintf(why, n, "mig: uuid: %s", e);
+			return why;
+		}
+	}
+	return NULL;
+}
+
 /* check_claim returns what is wrong with claim (static), or NULL. */
 static const char *
 check_claim(const json_t *claim)
 {
+	static __thread char why[160];
 	const json_t *v;
 	const char *e;
 
@@ -96,7 +132,9 @@ check_claim(const json_t *claim)
 		return "pod: not a string";
 	if ((e = check_gpus(json_object_get(claim, "gpus"))))
 		return e;
-	return check_mig(json_object_get(claim, "mig"));
+	if ((e = check_mig(json_object_get(claim, "mig"))))
+		return e;
+	return check_texts(claim, why, sizeof why);
 }
 
 /* prepare_params is the k8s-prepare script's parameters for claim. */

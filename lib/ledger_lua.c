@@ -55,8 +55,8 @@ lg_init(struct lg *l, struct rd *rd, double lockwait_s)
 		return;
 	for (i = 0; i < NSCRIPTS; i++) {
 		scripts[i].name = bodies[i].name;
-		scripts[i].src = easprintf("%s%s%s", lua_lib, lua_mig,
-			bodies[i].body);
+		scripts[i].src = easprintf("%s%s%s%s", lg_lua_bounds(), lua_lib,
+			lua_mig, bodies[i].body);
 		rd_script_sha(&scripts[i]);
 	}
 	atexit(free_scripts);
@@ -76,19 +76,57 @@ pause_jitter(void)
 }
 
 /* common_error says what the answers any script can give mean (NULL
- * for none): the pool has no size. */
-static const char *
-common_error(const json_t *res)
+ * for none): the pool has no size, or one out of range; a parameter out
+ * of bounds (the C side checks them first: a defect if seen); the queue
+ * is full. Returns a malloc'd message. */
+static char *
+common_error(const json_t *res, const char *script)
 {
 	const char *e = json_string_value(json_object_get(res, "error"));
+	char why[256];
 
-	if (e && strcmp(e, "nocount") == 0)
-		return LG_PREFIX "gpu_count is not set; initialise the pool "
-				 "with `gpu-reserve init -g N` (or canhazgpu "
-				 "admin --gpus N)";
-	if (e && strcmp(e, "badcount") == 0)
-		return LG_PREFIX "gpu_count is not a number";
+	if (!e)
+		return NULL;
+	if (strcmp(e, "nocount") == 0)
+		return estrdup(
+			LG_PREFIX "gpu_count is not set; initialise the pool "
+				  "with `gpu-reserve init -g N` (or canhazgpu "
+				  "admin --gpus N)");
+	if (strcmp(e, "badcount") == 0)
+		return easprintf(LG_PREFIX "gpu_count is not a number from 0 "
+					   "to %d; nothing done (set it with "
+					   "`gpu-reserve init -f -g N`)",
+			LG_MAX_GPUS);
+	if (strcmp(e, "param") == 0) {
+		snprintf(why, sizeof why, "%s",
+			json_string_value(json_object_get(res, "why")));
+		return easprintf("the %s script refused its parameters: %s",
+			script, err_clean(why));
+	}
+	if (strcmp(e, "queuefull") == 0)
+		return easprintf(
+			"the queue is full (%d requests); nothing done",
+			LG_MAX_QUEUE);
 	return NULL;
+}
+
+/* say_dropped warns of each queue entry a script took out of the queue
+ * for another reason than its age. */
+static void
+say_dropped(const json_t *res)
+{
+	const json_t *d;
+	char id[80], why[200];
+	size_t i;
+
+	json_array_foreach(json_object_get(res, "dropped"), i, d) {
+		snprintf(id, sizeof id, "%s",
+			json_string_value(json_object_get(d, "id")));
+		snprintf(why, sizeof why, "%s",
+			json_string_value(json_object_get(d, "why")));
+		err_warn(LG_PREFIX "queue:entry:%s: %s; taken out of the queue",
+			err_clean(id), err_clean(why));
+	}
 }
 
 /* failed sets *status and *why (malloc'd) and returns NULL, for
@@ -109,8 +147,8 @@ lg_try_run(struct lg *l, enum lg_script s, json_t *params, int *status,
 	struct lg_clock c;
 	json_error_t jerr;
 	redisReply *y;
-	const char *argv[1], *e;
-	char *text, *msg = NULL;
+	const char *argv[1];
+	char *text, *msg = NULL, *e;
 	json_t *res = NULL;
 
 	*status = HAZ_OK;
@@ -166,9 +204,10 @@ lg_try_run(struct lg *l, enum lg_script s, json_t *params, int *status,
 		pause_jitter();
 	}
 	json_decref(params);
-	if ((e = common_error(res))) {
+	say_dropped(res);
+	if ((e = common_error(res, scripts[s].name))) {
 		json_decref(res);
-		return failed(status, why, HAZ_FAIL, estrdup(e));
+		return failed(status, why, HAZ_FAIL, e);
 	}
 	return res;
 }

@@ -33,7 +33,8 @@ gpu_index(const json_t *rec)
 	const json_t *i = json_object_get(rec, "index");
 
 	if (!is_kind(rec, "gpu") || !json_is_integer(i) ||
-		json_integer_value(i) < 0 || json_integer_value(i) > 65535)
+		json_integer_value(i) < 0 ||
+		json_integer_value(i) > LG_MAX_GPU_ID)
 		return -1;
 	return json_integer_value(i);
 }

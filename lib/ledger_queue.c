@@ -154,7 +154,7 @@ entry_record(const char *raw, size_t len, long long pos, const char *id,
 	long long now)
 {
 	json_error_t jerr;
-	json_t *e = json_loadb(raw, len, 0, &jerr), *r, *ids;
+	json_t *e = json_loadb(raw, len, 0, &jerr), *r, *ids, *v;
 	struct lg_time enq, hb;
 
 	if (!e || !json_is_object(e) ||
@@ -166,7 +166,14 @@ entry_record(const char *raw, size_t len, long long pos, const char *id,
 	r = json_object();
 	json_object_set_new(r, "kind", json_string("queue-entry"));
 	json_object_set_new(r, "position", json_integer(pos));
-	json_object_set_new(r, "id", json_string(id));
+	/* an id that is not UTF-8 (written by hand) is shown cleaned */
+	if (!(v = json_string(id))) {
+		char *c = estrdup(id);
+
+		v = json_string(err_clean(c));
+		free(c);
+	}
+	json_object_set_new(r, "id", v);
 	json_object_set_new(r, "user",
 		lg_copy_or_null(json_object_get(e, "user")));
 	json_object_set_new(r, "actual_user",

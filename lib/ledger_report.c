@@ -67,17 +67,53 @@ hours(double secs)
 	return round(secs / 36.0) / 100.0;
 }
 
+/* record_secs reads one usage record into *user, *type and *secs (the
+ * seconds it counts from from on). Returns NULL, or why it is left out:
+ * unreadable, or a number or time out of the ledger's range. */
+static const char *
+record_secs(const char *raw, size_t len, long long from, const char **user,
+	const char **type, double *secs, json_t **rec)
+{
+	struct lg_time st, en;
+	json_error_t jerr;
+	const json_t *d;
+	double v;
+
+	*rec = json_loadb(raw, len, 0, &jerr);
+	if (!json_is_object(*rec))
+		return "not a JSON object";
+	*user = json_string_value(json_object_get(*rec, "user"));
+	*type = json_string_value(json_object_get(*rec, "reservation_type"));
+	if (!*user)
+		return "user: not a string";
+	if (lg_time_parse(json_object_get(*rec, "start_time"), &st))
+		return "start_time: not a time of the ledger";
+	if (lg_time_parse(json_object_get(*rec, "end_time"), &en))
+		return "end_time: not a time of the ledger";
+	if (st.set && en.set) {
+		*secs = (double)(en.sec - (st.sec > from ? st.sec : from));
+		return NULL;
+	}
+	d = json_object_get(*rec, "duration_seconds");
+	v = json_number_value(d);
+	if (!json_is_number(d) || !isfinite(v) || v < 0 || v > LG_MAX_DURATION)
+		return "duration_seconds: not a number of seconds from 0 to "
+		       "315360000";
+	*secs = v;
+	return NULL;
+}
+
 /* history counts the usage records that ended in [from, to], each from
- * its start or from, whichever is later. */
-static void
+ * its start or from, whichever is later; one it cannot count is left out
+ * and named. Returns HAZ_OK, or HAZ_FAIL when one was left out. */
+static int
 history(struct lg *l, struct tally *t, long long from, long long to)
 {
 	redisReply *y = rd_cmd(l->rd,
 		"ZRANGEBYSCORE " LG_PREFIX "usage_history_sorted %lld %lld",
 		from, to);
-	struct lg_time st, en;
-	json_error_t jerr;
-	const char *user;
+	const char *user, *type, *why;
+	int status = HAZ_OK;
 	json_t *rec;
 	double secs;
 	size_t i;
@@ -85,29 +121,20 @@ history(struct lg *l, struct tally *t, long long from, long long to)
 	if (y->type != REDIS_REPLY_ARRAY)
 		rd_fail(l->rd, y, HAZ_FAIL, "zrangebyscore");
 	for (i = 0; i < y->elements; i++) {
-		rec = json_loadb(y->element[i]->str, y->element[i]->len, 0,
-			&jerr);
-		user = json_string_value(json_object_get(rec, "user"));
-		if (!user ||
-			lg_time_parse(json_object_get(rec, "start_time"),
-				&st) ||
-			lg_time_parse(json_object_get(rec, "end_time"), &en)) {
-			json_decref(rec);
-			continue;
+		why = record_secs(y->element[i]->str, y->element[i]->len, from,
+			&user, &type, &secs, &rec);
+		if (why) {
+			err_warn(LG_PREFIX "usage_history_sorted: record %zu "
+					   "of the window: %s; left out",
+				i + 1, why);
+			status = HAZ_FAIL;
+		} else {
+			add(t, user, type, secs);
 		}
-		if (st.set && en.set)
-			secs = (double)(en.sec -
-				(st.sec > from ? st.sec : from));
-		else
-			secs = json_number_value(
-				json_object_get(rec, "duration_seconds"));
-		add(t, user,
-			json_string_value(
-				json_object_get(rec, "reservation_type")),
-			secs);
 		json_decref(rec);
 	}
 	freeReplyObject(y);
+	return status;
 }
 
 int
@@ -119,12 +146,12 @@ lg_report(struct lg *l, double days)
 	long long from;
 	char buf[32];
 	json_t *r;
-	int n, i;
+	int n, i, status;
 	size_t k;
 
 	lg_clock(&now);
 	from = now.sec - (long long)(days * 86400);
-	history(l, &t, from, now.sec);
+	status = history(l, &t, from, now.sec);
 	n = lg_gpu_count(l);
 	sts = lg_read_states(l, n, now.sec);
 	for (i = 0; i < n; i++)
@@ -166,5 +193,5 @@ lg_report(struct lg *l, double days)
 	nd_write(r);
 	json_decref(r);
 	free(t.u);
-	return HAZ_OK;
+	return status;
 }

@@ -52,7 +52,7 @@ lg_parse_ids(const char *s, int **ids, int *n)
 			return "not a list of GPU ids";
 		errno = 0;
 		v = strtol(p, &end, 10);
-		if (errno || v > 65535)
+		if (errno || v > LG_MAX_GPU_ID)
 			return "not a list of GPU ids";
 		for (i = 0; i < *n; i++)
 			if ((*ids)[i] == v)
@@ -84,7 +84,8 @@ lg_ids_json(const int *ids, int n)
 const char *
 lg_req_check(struct lg_req *q, int cli, char *why, size_t n)
 {
-	const char *u;
+	const char *u, *e;
+	char t[96];
 
 	if (!q->type)
 		q->type = "manual";
@@ -100,6 +101,23 @@ lg_req_check(struct lg_req *q, int cli, char *why, size_t n)
 		q->actual_user = lg_login_name();
 	if (!*q->user)
 		return cli ? "-u: empty user" : "user: empty";
+	if ((e = lg_text_check(q->user, LG_MAX_NAME, t, sizeof t))) {
+		snprintf(why, n, "%s: %s", cli ? "-u" : "user", e);
+		return why;
+	}
+	if ((e = lg_text_check(q->actual_user, LG_MAX_NAME, t, sizeof t))) {
+		snprintf(why, n, "%s: %s", cli ? "-U" : "actual_user", e);
+		return why;
+	}
+	if (q->note && (e = lg_text_check(q->note, LG_MAX_NOTE, t, sizeof t))) {
+		snprintf(why, n, "%s: %s", cli ? "-n" : "note", t);
+		return why;
+	}
+	if (q->claim_uid &&
+		(e = lg_text_check(q->claim_uid, LG_MAX_ID, t, sizeof t))) {
+		snprintf(why, n, "%s: %s", cli ? "-c" : "claim_uid", t);
+		return why;
+	}
 	if (q->nids && q->count && q->count != q->nids && q->count != 1) {
 		snprintf(why, n,
 			"%s %d and %d ids: the count must be 1 or the number "
@@ -228,10 +246,22 @@ lg_write_reservations(const char *op, const json_t *infos)
 	}
 }
 
+/* since_json is a JSON array of the n times of since. */
+static json_t *
+since_json(const long long *since, int n)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(since[i]));
+	return a;
+}
+
 /* lg_release_params is the release script's parameters. */
 json_t *
 lg_release_params(const int *ids, int nids, const char *user, const char *claim,
-	const char *type)
+	const char *type, const long long *since)
 {
 	json_t *p = json_object(), *types = json_array();
 
@@ -239,6 +269,8 @@ lg_release_params(const int *ids, int nids, const char *user, const char *claim,
 		json_object_set_new(p, "claim_uid", json_string(claim));
 	if (nids)
 		json_object_set_new(p, "ids", lg_ids_json(ids, nids));
+	if (nids && since)
+		json_object_set_new(p, "since", since_json(since, nids));
 	json_object_set_new(p, "user", json_string(user));
 	if (type) {
 		json_array_append_new(types, json_string(type));
@@ -341,11 +373,14 @@ lg_heartbeat_report(const json_t *res)
 }
 
 json_t *
-lg_heartbeat_params(const int *ids, int nids, const char *user)
+lg_heartbeat_params(const int *ids, int nids, const char *user,
+	const long long *since)
 {
 	json_t *p = json_object();
 
 	json_object_set_new(p, "ids", lg_ids_json(ids, nids));
+	if (since)
+		json_object_set_new(p, "since", since_json(since, nids));
 	json_object_set_new(p, "user", json_string(user));
 	return p;
 }
@@ -389,9 +424,13 @@ lg_field_ids(const json_t *rec, const char *k, int **ids, int *n)
 	if (!json_is_array(a))
 		return "not an array of GPU ids";
 	*ids = emalloc((json_array_size(a) + 1) * sizeof **ids);
+	if (!json_array_size(a))
+		return "an empty list (leave it out, or null, for none)";
+	if (json_array_size(a) > LG_MAX_GPUS)
+		return "more GPU ids than a pool has";
 	json_array_foreach(a, i, v) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-			json_integer_value(v) > 65535)
+			json_integer_value(v) > LG_MAX_GPU_ID)
 			return "not an array of GPU ids";
 		for (j = 0; j < *n; j++)
 			if ((*ids)[j] == json_integer_value(v))

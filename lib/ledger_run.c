@@ -57,31 +57,62 @@ spawn(char **argv, const char *cvd, const sigset_t *mask)
 struct job {
 	struct lg *l;
 	const int *ids;
+	const long long *since;
 	int n;
 	const char *user;
 	int release;
 };
 
+/* say_lost warns of each reservation of the job's that another now has
+ * (v: {gpu, holder, since}), once per GPU and process: it is neither
+ * kept alive nor released again. */
+static void
+say_lost(const json_t *lost, const char *doing)
+{
+	static unsigned char said[LG_MAX_GPU_ID / 8 + 1];
+	const json_t *v;
+	char h[128], when[32];
+	long long g;
+	size_t i;
+
+	json_array_foreach(lost, i, v) {
+		g = lg_jint(v, "gpu");
+		if (g < 0 || g > LG_MAX_GPU_ID || (said[g / 8] & (1 << g % 8)))
+			continue;
+		said[g / 8] |= (unsigned char)(1 << g % 8);
+		snprintf(h, sizeof h, "%s",
+			json_is_string(json_object_get(v, "holder"))
+				? json_string_value(
+					  json_object_get(v, "holder"))
+				: "");
+		if (*h && json_is_number(json_object_get(v, "since")))
+			err_warn("GPU %lld reservation lost (now held by %s "
+				 "since %s); %s",
+				g, err_clean(h),
+				lg_rfc3339(lg_jint(v, "since"), when), doing);
+		else
+			err_warn("GPU %lld reservation lost (%s%s); %s", g,
+				*h ? "now held by " : "now free", err_clean(h),
+				doing);
+	}
+}
+
 static void
 do_job(const struct job *j)
 {
-	json_t *res, *v;
-	size_t i;
+	json_t *res;
 
 	if (j->release) {
 		res = lg_run(j->l, LG_RELEASE,
-			lg_release_params(j->ids, j->n, j->user, NULL, "run"));
+			lg_release_params(j->ids, j->n, j->user, NULL, "run",
+				j->since));
+		say_lost(json_object_get(res, "notheld"), "not released");
 		json_decref(res);
 		return;
 	}
 	res = lg_run(j->l, LG_HEARTBEAT,
-		lg_heartbeat_params(j->ids, j->n, j->user));
-	json_array_foreach(json_object_get(res, "lost"), i, v) {
-		const char *h = json_string_value(json_object_get(v, "holder"));
-
-		err_warn("GPU %lld reservation lost (%s%s)", lg_jint(v, "gpu"),
-			h ? "now held by " : "now free", h ? h : "");
-	}
+		lg_heartbeat_params(j->ids, j->n, j->user, j->since));
+	say_lost(json_object_get(res, "lost"), "no longer kept alive");
 	json_decref(res);
 }
 
@@ -110,10 +141,10 @@ guarded(const struct job *j, void (*reconnect)(struct lg *))
 }
 
 int
-lg_supervise(struct lg *l, char **argv, const int *ids, int n, const char *user,
-	void (*reconnect)(struct lg *))
+lg_supervise(struct lg *l, char **argv, const int *ids, const long long *since,
+	int n, const char *user, void (*reconnect)(struct lg *))
 {
-	struct job j = {l, ids, n, user, 0};
+	struct job j = {l, ids, since, n, user, 0};
 	sigset_t block, old, during;
 	struct sigaction sa, o_int, o_term, o_chld, o_hup;
 	struct timespec ts;

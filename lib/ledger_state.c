@@ -1,5 +1,6 @@
 /* ledger_state: canhazgpu:gpu:<id> values read by the scripts' rules
  * (lua_lib's sload), and the records that show them. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,9 @@
 #include "err.h"
 #include "jload.h"
 #include "ledger.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 static const char *const str_members[] = {"user", "actual_user", "type", "note",
 	"partial_queue_id", "claim_uid"};
@@ -37,6 +41,10 @@ lg_state_parse(struct lg_state *st, int gpu, const char *raw, size_t len,
 	st->kind = LG_FREE;
 	if (!raw)
 		return;
+	if ((v = lg_value_check(raw, len))) {
+		bad(st, "%s", v);
+		return;
+	}
 	j = jl_loadb(raw, len, JSON_DECODE_ANY, &jerr);
 	if (!j) {
 		bad(st, "%s", "not JSON");
@@ -44,6 +52,11 @@ lg_state_parse(struct lg_state *st, int gpu, const char *raw, size_t len,
 	}
 	if (!json_is_object(j)) {
 		bad(st, "%s", "not a JSON object");
+		json_decref(j);
+		return;
+	}
+	if (lg_value_count(j) > LG_MAX_VALUES) {
+		bad(st, "%s", "more than " STR(LG_MAX_VALUES) " values");
 		json_decref(j);
 		return;
 	}
@@ -75,7 +88,8 @@ lg_state_parse(struct lg_state *st, int gpu, const char *raw, size_t len,
 	v = st->type ? st->type : "";
 	if (strcmp(v, "run") == 0)
 		st->active = st->heartbeat.set &&
-			now - st->heartbeat.sec <= LG_RUN_TIMEOUT;
+			now - st->heartbeat.sec <= LG_RUN_TIMEOUT &&
+			st->heartbeat.sec - now <= LG_MAX_AHEAD;
 	else if (strcmp(v, "manual") == 0)
 		st->active = !st->expiry.set || st->expiry.sec >= now;
 	else if (strcmp(v, "k8s") == 0)
@@ -123,10 +137,12 @@ lg_gpu_count(struct lg *l)
 		rd_fail(l->rd, y, HAZ_FAIL, "get " LG_PREFIX "gpu_count");
 	snprintf(text, sizeof text, "%s", y->str);
 	freeReplyObject(y);
+	errno = 0;
 	n = strtol(text, &end, 10);
-	if (*end || end == text || n < 0 || n > 100000)
-		err_die(HAZ_FAIL, LG_PREFIX "gpu_count is not a number: %s",
-			err_clean(text));
+	if (*end || end == text || errno || n < 0 || n > LG_MAX_GPUS)
+		err_die(HAZ_FAIL,
+			LG_PREFIX "gpu_count is not a number from 0 to %d: %s",
+			LG_MAX_GPUS, err_clean(text));
 	return (int)n;
 }
 

@@ -38,16 +38,29 @@ take_hold(struct nd_reader *r, json_t *rec, struct holds *h)
 	char *u = NULL;
 	size_t i;
 
-	if (uid && *uid &&
-		(!gpu || !json_is_integer(gpu) || json_integer_value(gpu) < 0 ||
-			json_integer_value(gpu) > 65535))
-		json_array_append_new(h->keep, json_string(uid));
+	char why[96];
+	const char *e;
+
 	if (!uid || !*uid) {
 		nd_warn(r, "claim_uid: not a string");
 		return -1;
 	}
+	/* a claim uid the ledger cannot hold is no claim of it: not kept */
+	if ((e = lg_text_check(uid, LG_MAX_ID, why, sizeof why))) {
+		nd_warn(r, "claim_uid: %s", e);
+		return -1;
+	}
+	if (h->n >= LG_MAX_HOLDS) {
+		/* the rest of the batch is unknown: release nothing */
+		nd_warn(r, "more than %d holds in one batch", LG_MAX_HOLDS);
+		h->keep_all = 1;
+		return -1;
+	}
+	if (!gpu || !json_is_integer(gpu) || json_integer_value(gpu) < 0 ||
+		json_integer_value(gpu) > LG_MAX_GPU_ID)
+		json_array_append_new(h->keep, json_string(uid));
 	if (!json_is_integer(gpu) || json_integer_value(gpu) < 0 ||
-		json_integer_value(gpu) > 65535) {
+		json_integer_value(gpu) > LG_MAX_GPU_ID) {
 		nd_warn(r, "gpu: not a GPU index");
 		return -1;
 	}
@@ -67,6 +80,19 @@ take_hold(struct nd_reader *r, json_t *rec, struct holds *h)
 	user = str_member(rec, "user");
 	if (!user)
 		user = u = easprintf("k8s:%s/%s", ns, name);
+	e = lg_text_check(ns, LG_MAX_NAME, why, sizeof why) ? "namespace"
+		: lg_text_check(user, LG_MAX_NAME, why, sizeof why) ? "user"
+		: json_is_string(mig) &&
+			lg_text_check(json_string_value(mig), LG_MAX_ID, why,
+				sizeof why)
+		? "mig"
+		: NULL;
+	if (e) {
+		json_array_append_new(h->keep, json_string(uid));
+		nd_warn(r, "%s: %s", e, why);
+		free(u);
+		return -1;
+	}
 	pods = json_object_get(rec, "pods");
 	hold = json_object();
 	json_object_set_new(hold, "gpu", json_copy((json_t *)gpu));
@@ -76,7 +102,9 @@ take_hold(struct nd_reader *r, json_t *rec, struct holds *h)
 	if (json_is_string(mig))
 		json_object_set_new(hold, "mig", json_copy((json_t *)mig));
 	json_array_foreach(pods, i, p)
-		if (json_is_string(p)) {
+		if (json_is_string(p) &&
+			!lg_text_check(json_string_value(p), LG_MAX_NAME, why,
+				sizeof why)) {
 			json_object_set_new(hold, "pod",
 				json_copy((json_t *)p));
 			break;

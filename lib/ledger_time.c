@@ -104,11 +104,11 @@ rfc3339(const char *s, struct lg_time *t)
 	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 ||
 		mi > 59 || sec > 59 || (mo == 2 && d == 29 && !leap))
 		return -1;
-	t->set = 1;
 	t->sec = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
 		off;
 	t->nsec = ns;
-	return 0;
+	t->set = lg_time_ok(t->sec);
+	return t->set ? 0 : -1;
 }
 
 /* numeric says whether s is -?digits or -?digits.digits. */
@@ -139,29 +139,22 @@ lg_time_parse(const json_t *v, struct lg_time *t)
 	if (!v || json_is_null(v))
 		return 0;
 	if (json_is_integer(v)) {
-		t->set = 1;
 		t->sec = json_integer_value(v);
-		return 0;
-	}
-	if (json_is_real(v)) {
-		x = json_real_value(v);
+	} else if (json_is_real(v) ||
+		(json_is_string(v) && numeric(json_string_value(v)))) {
+		x = json_is_real(v) ? json_real_value(v)
+				    : strtod(json_string_value(v), NULL);
 		if (x > 9e15 || x < -9e15)
 			return -1;
-		t->set = 1;
 		t->sec = (long long)x; /* truncates, as canhazgpu does */
-		return 0;
-	}
-	if (!json_is_string(v))
+	} else if (json_is_string(v)) {
+		return rfc3339(json_string_value(v), t);
+	} else {
 		return -1;
-	if (numeric(json_string_value(v))) {
-		x = strtod(json_string_value(v), NULL);
-		if (x > 9e15 || x < -9e15)
-			return -1;
-		t->set = 1;
-		t->sec = (long long)x;
-		return 0;
 	}
-	return rfc3339(json_string_value(v), t);
+	/* the ledger's range: nothing outside it is a time (lg_time_ok) */
+	t->set = lg_time_ok(t->sec);
+	return t->set ? 0 : -1;
 }
 
 char *
@@ -232,7 +225,7 @@ lg_duration(const char *s, double *secs)
 		return -1;
 	errno = 0;
 	n = strtod(s, &end);
-	if (end != p || errno || n * unit > 1e12 || n * unit <= 0)
+	if (end != p || errno || n * unit > LG_MAX_DURATION || n * unit <= 0)
 		return -1;
 	*secs = n * unit;
 	return 0;

@@ -328,14 +328,36 @@ rd_eval(struct rd *r, struct rd_script *s, int argc, const char **argv)
 	args[2] = "0";
 	for (i = 0; i < argc; i++)
 		args[3 + i] = argv[i];
-	y = rd_cmdv(r, argc + 3, args, NULL);
+	if (r->soft && !r->c && dial(r))
+		return NULL;
+	if (r->timeout_s > 0 && r->timeout_s < RD_SCRIPT_WAIT)
+		redisSetTimeout(r->c, tv_of(RD_SCRIPT_WAIT));
+	y = redisCommandArgv(r->c, argc + 3, args, NULL);
 	if (y && y->type == REDIS_REPLY_ERROR &&
 		strncmp(y->str, "NOSCRIPT", 8) == 0) {
 		freeReplyObject(y);
 		args[0] = "EVAL";
 		args[1] = s->src;
-		y = rd_cmdv(r, argc + 3, args, NULL);
+		y = redisCommandArgv(r->c, argc + 3, args, NULL);
 	}
+	if (!y && r->c->err == REDIS_ERR_IO &&
+		(errno == EAGAIN || errno == EWOULDBLOCK)) {
+		char why[160];
+
+		snprintf(why, sizeof why,
+			"no answer to the %s script in %d s; it may have "
+			"been carried out (see gpu-reserve status)",
+			s->name ? s->name : "ledger", RD_SCRIPT_WAIT);
+		hang_up(r);
+		if (!r->soft)
+			rd_dead(r, why);
+		set_why(r, "%s", why);
+		return NULL;
+	}
+	if (!y)
+		return lost(r);
+	if (r->timeout_s > 0 && r->timeout_s < RD_SCRIPT_WAIT)
+		redisSetTimeout(r->c, tv_of(r->timeout_s));
 	return y;
 }
 

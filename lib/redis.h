@@ -86,7 +86,12 @@ redisReply *rd_cmdv(struct rd *r, int argc, const char **argv,
  * then by EVAL when the server does not have it (NOSCRIPT). Returns the
  * reply (maybe an error reply; caller frees); NULL as rd_cmd. s->sha is
  * filled in when empty: fill it first (rd_script_sha) where threads
- * share s. */
+ * share s. A script's answer is waited for RD_SCRIPT_WAIT seconds
+ * whatever the per-command timeout: a script's writes are made or not
+ * as one, so a client that gave up earlier could call a write that
+ * happened a failure. Past that, the message says it may have been
+ * carried out. */
+#define RD_SCRIPT_WAIT 60
 redisReply *rd_eval(struct rd *r, struct rd_script *s, int argc,
 	const char **argv);
 

@@ -318,7 +318,9 @@ reserve_opts(int argc, char **argv, struct lg_req *q, const char *optstr)
 	q->wait = -1;
 	while ((c = getopt(argc, argv, optstr)) != -1) {
 		switch (c) {
-		case 'g': q->count = (int)num_arg('g', optarg, 1, 65536); break;
+		case 'g':
+			q->count = (int)num_arg('g', optarg, 1, LG_MAX_GPUS);
+			break;
 		case 'G': ids_arg(optarg, &q->ids, &q->nids); break;
 		case 't': q->type = optarg; break;
 		case 'u': q->user = optarg; break;
@@ -413,7 +415,7 @@ cmd_release(int argc, char **argv)
 		user = lg_default_user();
 	connect_ledger();
 	res = lg_run(&G.lg, LG_RELEASE,
-		lg_release_params(ids, nids, user, claim, type));
+		lg_release_params(ids, nids, user, claim, type, NULL));
 	status = lg_release_report(res, "release", user, claim, type, nids);
 	json_decref(res);
 	free(ids);
@@ -440,8 +442,8 @@ cmd_heartbeat(int argc, char **argv)
 	}
 	connect_ledger();
 	res = lg_run(&G.lg, LG_HEARTBEAT,
-		lg_heartbeat_params(ids, nids,
-			user ? user : lg_default_user()));
+		lg_heartbeat_params(ids, nids, user ? user : lg_default_user(),
+			NULL));
 	status = lg_heartbeat_report(res);
 	json_decref(res);
 	free(ids);
@@ -527,7 +529,7 @@ mig_arg(const char *arg)
 		g = colon && isdigit((unsigned char)*item)
 			? strtol(item, &end, 10)
 			: -1;
-		if (g < 0 || g > 65535 || end != colon || !colon[1]) {
+		if (g < 0 || g > LG_MAX_GPU_ID || end != colon || !colon[1]) {
 			err_warn("-m: not gpu:MIG-uuid: %s", item);
 			usage();
 		}
@@ -597,7 +599,7 @@ cmd_init(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "+:g:f")) != -1) {
 		switch (c) {
-		case 'g': n = (int)num_arg('g', optarg, 1, 65536); break;
+		case 'g': n = (int)num_arg('g', optarg, 1, LG_MAX_GPUS); break;
 		case 'f': force = 1; break;
 		default: bad_option(c); usage();
 		}
@@ -784,14 +786,31 @@ cmd_watch(int argc, char **argv)
 
 /* ---- run ---- */
 
-/* reconnect drops the connection and makes a new one, for a supervisor
- * whose Redis went away. */
 static int
-cmp_int(const void *a, const void *b)
+cmp_info(const void *a, const void *b)
 {
-	return *(const int *)a - *(const int *)b;
+	return (int)(lg_jint(*(json_t *const *)a, "gpu") -
+		lg_jint(*(json_t *const *)b, "gpu"));
 }
 
+/* qsort_infos sorts an array of reservation infos by GPU. */
+static void
+qsort_infos(json_t *a)
+{
+	size_t n = json_array_size(a), i;
+	json_t **v = emalloc((n + 1) * sizeof *v);
+
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(a, i));
+	qsort(v, n, sizeof *v, cmp_info);
+	json_array_clear(a);
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, v[i]);
+	free(v);
+}
+
+/* reconnect drops the connection and makes a new one, for a supervisor
+ * whose Redis went away. */
 static void
 reconnect(struct lg *l)
 {
@@ -806,6 +825,7 @@ cmd_run(int argc, char **argv)
 {
 	struct lg_req q;
 	int first, *ids, n, i, status;
+	long long *since;
 	char why[256], *shown, *p;
 	const char *e;
 	json_t *ok;
@@ -826,18 +846,23 @@ cmd_run(int argc, char **argv)
 		return HAZ_FAIL;
 	}
 	n = (int)json_array_size(ok);
+	qsort_infos(ok);
 	ids = emalloc((size_t)n * sizeof *ids);
-	for (i = 0; i < n; i++)
+	since = emalloc((size_t)n * sizeof *since);
+	for (i = 0; i < n; i++) {
 		ids[i] = (int)lg_jint(json_array_get(ok, (size_t)i), "gpu");
+		since[i] = lg_jint(json_array_get(ok, (size_t)i), "since");
+	}
 	json_decref(ok);
-	qsort(ids, (size_t)n, sizeof *ids, cmp_int);
 	shown = ecalloc((size_t)n * 7 + 1, 1);
 	for (i = 0; i < n; i++)
 		sprintf(shown + strlen(shown), "%s%d", i ? " " : "", ids[i]);
 	fprintf(stderr, "Reserved %d GPU(s): [%s] for command execution\n", n,
 		shown);
-	status = lg_supervise(&G.lg, argv + first, ids, n, q.user, reconnect);
+	status = lg_supervise(&G.lg, argv + first, ids, since, n, q.user,
+		reconnect);
 	free(shown);
+	free(since);
 	free(ids);
 	free(q.ids);
 	return status;
@@ -879,7 +904,7 @@ request(struct nd_reader *r, json_t *rec)
 		v = json_object_get(rec, "gpus");
 		if (v && !json_is_null(v) &&
 			(!json_is_integer(v) || json_integer_value(v) < 1 ||
-				json_integer_value(v) > 65536)) {
+				json_integer_value(v) > LG_MAX_GPUS)) {
 			nd_warn(r, "gpus: not a positive integer");
 			goto bad;
 		}
@@ -923,8 +948,8 @@ request(struct nd_reader *r, json_t *rec)
 			q.user = lg_default_user();
 		connect_ledger();
 		res = lg_run(&G.lg, LG_RELEASE,
-			lg_release_params(ids, nids, q.user, q.claim_uid,
-				type));
+			lg_release_params(ids, nids, q.user, q.claim_uid, type,
+				NULL));
 		status = lg_release_report(res, "release", q.user, q.claim_uid,
 			type, nids);
 		json_decref(res);
@@ -936,7 +961,7 @@ request(struct nd_reader *r, json_t *rec)
 		connect_ledger();
 		res = lg_run(&G.lg, LG_HEARTBEAT,
 			lg_heartbeat_params(ids, nids,
-				q.user ? q.user : lg_default_user()));
+				q.user ? q.user : lg_default_user(), NULL));
 		status = lg_heartbeat_report(res);
 		json_decref(res);
 	} else if (strcmp(op, "prepare") == 0) {
