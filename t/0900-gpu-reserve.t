@@ -717,14 +717,16 @@ rcli zadd canhazgpu:usage_history_sorted 1794994200 '{"user":"bob","gpu_id":1,"s
 rcli zadd canhazgpu:usage_history_sorted 1790000000 '{"user":"carol","gpu_id":1,"start_time":"2026-09-21T00:00:00Z","end_time":"2026-09-21T15:33:20Z","duration_seconds":9000,"reservation_type":"manual"}' >/dev/null
 rcli zadd canhazgpu:usage_history_sorted 1794999000 'not a record' >/dev/null
 rcli set canhazgpu:gpu:2 '{"user":"bob","actual_user":"bob","start_time":1794998200,"type":"k8s","claim_uid":"u"}' >/dev/null
-check_output 'report: GPU-hours per user from the history and what is held now' 'out gr report; out gr report -d 0.05' <<'EOF2'
+check_output 'report: GPU-hours per user from the history and what is held now; a member that is no record named' 'out gr report; out gr report -d 0.05' <<'EOF2'
 {"kind":"usage","user":"alice","gpu_hours":1.0,"percentage":50.0,"run_count":1,"manual_count":0,"k8s_count":0}
 {"kind":"usage","user":"bob","gpu_hours":1.0,"percentage":50.0,"run_count":0,"manual_count":1,"k8s_count":1}
 {"kind":"usage-total","gpu_hours":2.0,"reservations":3,"users":2,"start":"2026-10-19T11:06:40Z","end":"2026-11-18T11:06:40Z","days":30.0}
-exit 0
+exit 1
+gpu-reserve: canhazgpu:usage_history_sorted: record 3 of the window: not a JSON object; left out
 {"kind":"usage","user":"bob","gpu_hours":0.5,"percentage":100.0,"run_count":0,"manual_count":0,"k8s_count":1}
 {"kind":"usage-total","gpu_hours":0.5,"reservations":1,"users":1,"start":"2026-11-18T09:54:40Z","end":"2026-11-18T11:06:40Z","days":0.05}
-exit 0
+exit 1
+gpu-reserve: canhazgpu:usage_history_sorted: record 1 of the window: not a JSON object; left out
 EOF2
 
 # ---- request records ----
