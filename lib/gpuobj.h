@@ -87,10 +87,12 @@ void gobj_set_goal(int pct);
  * the default goal). */
 const char *gobj_tier(double util);
 
-/* gobj_offered says whether rec, one of gpus (its node's records), is a
- * device offered to Kubernetes: neither unhealthy nor on a GPU that some
- * record of gpus marks held. */
-int gobj_offered(const json_t *gpus, const json_t *rec);
+/* gobj_offered returns one flag per record of gpus (one node's records),
+ * malloc'd: 1 when the record is a device offered to Kubernetes, neither
+ * unhealthy nor on a GPU that some record of gpus marks held. With held
+ * not NULL, *held gets as many flags (malloc'd): 1 when some record of
+ * gpus marks the record's GPU held. Time linear in the records. */
+char *gobj_offered(const json_t *gpus, char **held);
 
 /* gobj_is_device: rec is an allocatable device (a MIG device, or a whole
  * GPU with MIG off), not a MIG-enabled GPU. */

@@ -700,4 +700,53 @@ check_output 'a GPUNode is current while it says the same and its stamp is young
 {"current":0}
 EOF
 
+
+# ---- a node of thousands of records ----
+
+# 5,000 records of node big: 1,000 MIG-enabled A100s (index 0 to 999),
+# four 1g.10gb devices each; GPU 7 held on the host, device 0 of every
+# hundredth GPU unhealthy. Offered: 4,000 - 4 - 10 = 3,986 devices, in
+# 32 slices. The work is linear in the records (bench/claim-make shows
+# it); what is checked here is the exact answer.
+awk 'BEGIN {
+	for (g = 0; g < 1000; g++) {
+		printf "{\"kind\":\"gpu\",\"node\":\"big\",\"index\":%d,\"uuid\":\"GPU-%d\",\"product\":\"NVIDIA A100-SXM4-80GB\",\"mig_enabled\":true,\"health\":\"ok\"%s}\n",
+			g, g, g == 7 ? ",\"held\":{\"type\":\"manual\",\"user\":\"alice\"}" : ""
+		for (d = 0; d < 4; d++)
+			printf "{\"kind\":\"gpu\",\"node\":\"big\",\"index\":%d,\"uuid\":\"MIG-%d-%d\",\"mig_enabled\":true,\"mig\":{\"profile\":\"1g.10gb\",\"device\":%d,\"parent_uuid\":\"GPU-%d\"},\"health\":\"%s\"}\n",
+				g, g, d, d, g, g % 100 == 0 && d == 0 ? "unhealthy" : "ok"
+	}
+}' >big.ndjson
+check_output '5,000 records of one node: every object, counted' '
+	wc -l <big.ndjson && claim-make -x big.ndjson >big.out && jq -r .kind big.out | sort | uniq -c | sed "s/^ *//" &&
+	jq -c "select(.kind == \"Node\") | [.metadata.labels[\"nvidia.com/gpu.count\"], .metadata.labels[\"nvidia.com/mig-1g.10gb.count\"], .status]" big.out &&
+	jq -c "select(.kind == \"GPUNode\") | .status | [.totalGPUs, .devices, .offeredDevices, .freeDevices, (.gpus | length), (.gpus | map(select(.held)) | length)]" big.out &&
+	jq -s -c "map(select(.kind == \"ResourceSlice\")) | [length, (map(.spec.devices | length) | add), .[-1].spec.pool.resourceSliceCount, (map(.spec.devices[].name) | unique | length)]" big.out' <<'EOF'
+5000
+2 GPUNode
+1 Node
+32 ResourceSlice
+["1000","3986",{"capacity":{"nvidia.com/mig-1g.10gb":"4000"},"allocatable":{"nvidia.com/mig-1g.10gb":"3986"}}]
+[1000,4000,3986,3986,5000,5]
+[1000,4000,3986,3986,5000,5]
+[32,3986,32,3986]
+EOF
+# In use among them: 100 pods each name two devices (of GPUs 200 to 299)
+# and ask one more, the first free in record order (of GPUs 0 to 26: GPU
+# 0's device 0 is unhealthy, GPU 7 held); a claim has five (GPUs 500 to
+# 504). 305 devices, and the 131 GPUs they are on.
+jq -s -c '{op: "status", node_status: {}, gpus: .,
+	pods: [range(100) as $p | {metadata: {name: "p\($p)", annotations: {"canhazgpu.dev/devices":
+		(["MIG-\(200 + $p)-1", "MIG-\(200 + $p)-2"] | tojson)}},
+		spec: {containers: [{resources: {limits: {"nvidia.com/mig-1g.10gb": 3}}}]}}],
+	claims: [{status: {allocation: {devices: {results: [range(500; 505) as $g
+		| {driver: "gpu.canhazgpu.dev", pool: "n1", device: "gpu-\($g)-mig-1g-10gb-3"}]}}}}]}' big.ndjson >big-status.line
+check_output '5,000 records, 100 pods and a claim: the devices in use, exactly' '
+	unit gpunode <big-status.line | jq -c "[.totalGPUs, .devices, .offeredDevices, .freeDevices],
+		([.gpus[] | select(.inUse) | .mig != null] | group_by(.) | map(length))" &&
+	unit gpunode <big-status.line | jq -c "[.gpus[] | select(.inUse and .mig == null and .index < 100) | .index]"' <<'EOF'
+[1000,4000,3986,3681]
+[131,305]
+[0,1,2,3,4,5,6,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26]
+EOF
 done_testing
