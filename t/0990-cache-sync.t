@@ -46,12 +46,16 @@ final() {
 
 check "-h prints the usage" 'cache-sync -h | head -n 1 | grep -qx "usage: cache-sync \[-nu\] \[-d dir\] \[-s socket\] \[-b budget\] \[-f min-free\] \[-j jobs\]"'
 check_output "bad options exit 2, naming the option" '
-	for a in "-b lots" "-f 120%" "-j 0" "-l [1]" "-t x"; do
+	for a in "-b lots" "-b 0" "-b 0Gi" "-f 120%" "-j 0" "-l [1]" "-t x"; do
 		# shellcheck disable=SC2086
 		cache-sync $a -d "$PWD/x" </dev/null; echo "$a: $?"
 	done 2>&1' <<'EOF'
 cache-sync: -b lots: not a quantity of bytes (100Gi, 500M)
 -b lots: 2
+cache-sync: -b 0: a budget of 0 bytes; leave -b out for no limit
+-b 0: 2
+cache-sync: -b 0Gi: a budget of 0 bytes; leave -b out for no limit
+-b 0Gi: 2
 cache-sync: -f 120%: a percentage is 0% to 99%
 -f 120%: 2
 cache-sync: -j 0: not a number from 1

@@ -1015,6 +1015,13 @@ options(int argc, char **argv)
 					"-b %s: not a quantity of bytes (100Gi, "
 					"500M)",
 					optarg);
+			/* no budget is -b left out; 0 is not a spelling
+			 * of it, nor a cache that holds nothing */
+			if (o.budget == 0)
+				err_die(HAZ_USAGE,
+					"-b %s: a budget of 0 bytes; leave -b "
+					"out for no limit",
+					optarg);
 			break;
 		case 'd': o.dir = optarg; break;
 		case 'f': {
