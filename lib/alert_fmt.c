@@ -175,6 +175,78 @@ facts(const struct alert *a, const char *sep)
 	return f;
 }
 
+/* ---- escaping: what each chat shows as written ---------------------- */
+
+/* Every string a message carries comes from the cluster (node names,
+ * products, health reasons anyone able to annotate a node may write), so
+ * each is escaped for the markup its place is read in, and shows as
+ * written: no mention, link or formatting can be slipped in. */
+
+/* slack_escape: Slack reads text and attachment fields as mrkdwn, where
+ * <...> is a link or a mention (<!channel>); it asks for &, < and > as
+ * &amp;, &lt; and &gt;, and nothing else has an escape. */
+static char *
+slack_escape(const char *s)
+{
+	char *out = emalloc(5 * strlen(s) + 1), *o = out;
+
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': o = stpcpy(o, "&amp;"); break;
+		case '<': o = stpcpy(o, "&lt;"); break;
+		case '>': o = stpcpy(o, "&gt;"); break;
+		default: *o++ = *s;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* teams_escape: an Adaptive Card's TextBlock and Fact title and value
+ * are Markdown (emphasis, links, lists; entities and <...> autolinks
+ * too). A backslash escapes what Markdown acts on anywhere in a line
+ * (the backslash, ` * _ ~ [ ] < &) and what it acts on at the start of one,
+ * after any spaces (- + # >, and the . or ) after digits of a numbered list);
+ * a ( or ) with no [...] before it, or > elsewhere, is text already. */
+static char *
+teams_escape(const char *s)
+{
+	char *out = emalloc(2 * strlen(s) + 1), *o = out;
+	int line_start = 1;
+
+	while (*s) {
+		if (line_start && isdigit((unsigned char)*s)) {
+			while (isdigit((unsigned char)*s))
+				*o++ = *s++;
+			if (*s == '.' || *s == ')')
+				*o++ = '\\';
+			line_start = 0;
+			continue;
+		}
+		if (strchr("\\`*_~[]<&", *s) ||
+			(line_start && strchr("-+#>", *s)))
+			*o++ = '\\';
+		line_start = *s == '\n' || *s == '\r' ||
+			(line_start && (*s == ' ' || *s == '\t'));
+		*o++ = *s++;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* escaped returns a new JSON string of s escaped for format f. */
+static json_t *
+escaped(const char *s, enum alert_format f)
+{
+	char *e = f == AF_TEAMS ? teams_escape(s) : slack_escape(s);
+	json_t *v = json_string(e);
+
+	free(e);
+	if (!v)
+		err_die(HAZ_FAIL, "json_string: not UTF-8 or out of memory");
+	return v;
+}
+
 static const char *
 slack_color(enum alert_event e)
 {
@@ -230,16 +302,33 @@ teams(const struct alert *a, const char *text, const json_t *f)
 		teams_color(a->event), "type", "FactSet", "facts", list);
 }
 
+/* escape_facts escapes the title and value of every fact for f. */
+static void
+escape_facts(json_t *facts, enum alert_format f)
+{
+	json_t *x;
+	size_t i, k;
+
+	json_array_foreach(facts, i, x)
+		for (k = 0; k < 2; k++)
+			json_array_set_new(x, k,
+				escaped(json_string_value(json_array_get(x, k)),
+					f));
+}
+
 json_t *
 af_body(const struct alert *a, enum alert_format fmt)
 {
-	char *text = af_text(a);
+	char *plain = af_text(a), *text;
 	/* a Slack field shows lines; a FactSet value is best one line */
 	json_t *f = facts(a, fmt == AF_TEAMS ? "; " : "\n"), *body;
 
+	text = fmt == AF_TEAMS ? teams_escape(plain) : slack_escape(plain);
+	escape_facts(f, fmt);
 	body = fmt == AF_TEAMS ? teams(a, text, f) : slack(a, text, f);
 	if (!body)
 		err_die(HAZ_FAIL, "json_pack: out of memory");
+	free(plain);
 	free(text);
 	json_decref(f);
 	return body;

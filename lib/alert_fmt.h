@@ -9,7 +9,10 @@
  *   "contentUrl": null, "content": AdaptiveCard 1.4 with a TextBlock of
  *   the sentence and a FactSet}]}.
  * The sentence and the facts (Node, GPU, UUID, Product, Health,
- * Temperature, ECC errors, Reasons; those known) are the same in both.
+ * Temperature, ECC errors, Reasons; those known) are the same in both,
+ * each string escaped for the markup of the format (& < > as entities
+ * for Slack's mrkdwn, a backslash before Markdown's characters for
+ * Teams), so that what a record says shows as written.
  * auto picks teams for a URL whose host ends in .office.com,
  * .logic.azure.com or .powerplatform.com, slack for any other. */
 #ifndef HAZ_ALERT_FMT_H

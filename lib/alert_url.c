@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "alert_url.h"
 #include "b64.h"
@@ -88,8 +89,9 @@ usable(struct alert_url *u, char *s, size_t len, char *why, size_t n)
 		snprintf(why, n, "%s: empty", u->name);
 	else if (strlen(s + start) != len - start || strpbrk(s + start, "\r\n"))
 		snprintf(why, n, "%s: more than one line", u->name);
-	else if (strncmp(s + start, "https://", 8) != 0 &&
-		strncmp(s + start, "http://", 7) != 0)
+	/* a scheme is any case (RFC 3986 3.1): HTTPS:// is https:// */
+	else if (strncasecmp(s + start, "https://", 8) != 0 &&
+		strncasecmp(s + start, "http://", 7) != 0)
 		snprintf(why, n, "%s: not an http(s) URL", u->name);
 	else
 		return estrdup(s + start);

@@ -2,6 +2,7 @@
  * ck.h). */
 #include "ck.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -77,6 +78,43 @@ ck_name_ok(const char *s)
 			    *s == '_' || *s == '-'))
 			return 0;
 	return 1;
+}
+
+/* pid_tid: s is digits, then maybe "-" and digits, to its end. */
+static int
+pid_tid(const char *s)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (!n || !s[n])
+		return n > 0;
+	if (s[n] != '-')
+		return 0;
+	s += n + 1;
+	n = strspn(s, "0123456789");
+	return n && !s[n];
+}
+
+/* tmp_name: s is some NAME.tmp-PID or NAME.tmp-PID-TID. */
+static int
+tmp_name(const char *s)
+{
+	const char *t;
+
+	for (t = strstr(s, ".tmp-"); t; t = strstr(t + 1, ".tmp-"))
+		if (pid_tid(t + 5))
+			return 1;
+	return 0;
+}
+
+const char *
+ck_name_reserved(const char *name)
+{
+	if (!strcmp(name, CK_HUB_DIR))
+		return "the models' directory";
+	if (tmp_name(name))
+		return "a temporary name (NAME.tmp-N) of the cache's";
+	return NULL;
 }
 
 int

@@ -71,6 +71,17 @@ typedef int ck_progress_fn(void *arg, uint64_t done, uint64_t total);
  * bytes of [A-Za-z0-9._-], not starting with '.' or '-'. */
 int ck_name_ok(const char *s);
 
+/* The models' directory in the cache, in the hub's own layout. */
+#define CK_HUB_DIR "hub_cache"
+
+/* ck_name_reserved says why name, one that ck_name_ok takes, cannot name
+ * an item's entry at the top of the cache, or returns NULL when it can.
+ * The cache keeps there CK_HUB_DIR and, starting with '.' (which
+ * ck_name_ok refuses), its state and git slots; and beside an entry
+ * NAME the temporary NAME.tmp-PID and NAME.tmp-PID-TID while it is
+ * written or its link swapped (ck_write_atomic, ck_swap_symlink). */
+const char *ck_name_reserved(const char *name);
+
 /* ck_mkdirs makes path and its missing parents (mode for the new ones);
  * 0 or -1 with errno. */
 int ck_mkdirs(const char *path, unsigned mode);

@@ -1,12 +1,15 @@
 /* gpunode: a node's GPUNode objects from its gpu records, its Node and
  * its pods (see gpunode.h). */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
 #include "gpunode.h"
 #include "gpuobj.h"
+#include "hmap.h"
 #include "podreq.h"
 
 #define DEVICES_ANNOTATION "canhazgpu.dev/devices"
@@ -28,37 +31,120 @@ mig_of(const json_t *g)
 	return json_is_object(m) ? m : NULL;
 }
 
-/* held: some record of g's index carries a hold (a MIG device carries
- * its parent's index) */
-static int
-held(const json_t *gpus, const json_t *g)
+/* ---- indexes ------------------------------------------------------------ */
+
+/* Everything below is linear in the records, or n log n: a node may
+ * bring thousands of them, and each pod and claim looks some up. */
+
+/* A by-name index of gpus: the positions of the records that have a
+ * name (a device name, a UUID), those sharing one chained in record
+ * order. */
+struct byname {
+	struct hm *first; /* name -> position + 1 */
+	size_t *next;     /* position -> the next of its name; n at the end */
+	size_t n;
+};
+
+typedef const char *name_fn(const json_t *g, char *buf, size_t len);
+
+static void
+byname_init(struct byname *ix, const json_t *gpus, name_fn *name)
 {
-	json_int_t idx = json_integer_value(json_object_get(g, "index"));
-	const json_t *o;
+	char buf[GOBJ_DEVICE_NAME_MAX];
+	const char *key;
+	size_t i;
+	void *at;
+
+	ix->n = json_array_size(gpus);
+	ix->first = hm_new(NULL);
+	ix->next = ecalloc(ix->n ? ix->n : 1, sizeof *ix->next);
+	for (i = ix->n; i-- > 0;) {
+		if (!(key = name(json_array_get(gpus, i), buf, sizeof buf)))
+			continue;
+		at = hm_get(ix->first, key);
+		ix->next[i] = at ? (size_t)((uintptr_t)at - 1) : ix->n;
+		hm_put(ix->first, key, (void *)(uintptr_t)(i + 1));
+	}
+}
+
+/* byname_first is the first position of name, or n when none has it. */
+static size_t
+byname_first(const struct byname *ix, const char *name)
+{
+	void *at = hm_get(ix->first, name);
+
+	return at ? (size_t)((uintptr_t)at - 1) : ix->n;
+}
+
+static void
+byname_free(struct byname *ix)
+{
+	hm_free(ix->first);
+	free(ix->next);
+}
+
+static const char *
+device_name_of(const json_t *g, char *buf, size_t len)
+{
+	(void)len;
+	return gobj_is_device(g) ? gobj_device_name(g, buf) : NULL;
+}
+
+static const char *
+uuid_of(const json_t *g, char *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+	return sget(g, "uuid");
+}
+
+/* The extended resources of a node's devices: res[i] is the resource of
+ * record i (an index into names), -1 for a record that is no device. */
+struct resources {
+	char **names;
+	size_t count;
+	int *of;
+};
+
+static void
+resources_init(struct resources *r, const json_t *gpus)
+{
+	struct hm *seen = hm_new(NULL);
+	char name[128];
+	size_t i, n = json_array_size(gpus);
+	void *at;
+
+	r->names = NULL;
+	r->count = 0;
+	r->of = ecalloc(n ? n : 1, sizeof *r->of);
+	for (i = 0; i < n; i++) {
+		r->of[i] = -1;
+		if (!gobj_resource_name(json_array_get(gpus, i), name,
+			    sizeof name))
+			continue;
+		if (!(at = hm_get(seen, name))) {
+			r->names = erealloc(r->names,
+				(r->count + 1) * sizeof *r->names);
+			r->names[r->count++] = estrdup(name);
+			hm_put(seen, name, at = (void *)(uintptr_t)r->count);
+		}
+		r->of[i] = (int)((uintptr_t)at - 1);
+	}
+	hm_free(seen);
+}
+
+static void
+resources_free(struct resources *r)
+{
 	size_t i;
 
-	json_array_foreach(gpus, i, o)
-		if (json_integer_value(json_object_get(o, "index")) == idx &&
-			json_is_object(json_object_get(o, "held")))
-			return 1;
-	return 0;
+	for (i = 0; i < r->count; i++)
+		free(r->names[i]);
+	free(r->names);
+	free(r->of);
 }
 
 /* ---- what is in use ---------------------------------------------------- */
-
-/* mark_name marks the device named name (a DRA device name) */
-static void
-mark_name(const json_t *gpus, char *used, const char *name)
-{
-	char buf[GOBJ_DEVICE_NAME_MAX];
-	const json_t *g;
-	size_t i;
-
-	json_array_foreach(gpus, i, g)
-		if (gobj_is_device(g) &&
-			strcmp(gobj_device_name(g, buf), name) == 0)
-			used[i] = 1;
-}
 
 /* mark_claims marks the devices the claims were allocated on node */
 static void
@@ -66,8 +152,12 @@ mark_claims(const json_t *gpus, char *used, const json_t *claims,
 	const char *node, const char *driver)
 {
 	const json_t *c, *r, *results;
-	size_t i, j;
+	struct byname names;
+	size_t i, j, k;
 
+	if (!json_array_size(claims))
+		return;
+	byname_init(&names, gpus, device_name_of);
 	json_array_foreach(claims, i, c) {
 		results = json_object_get(
 			json_object_get(json_object_get(json_object_get(c,
@@ -76,13 +166,17 @@ mark_claims(const json_t *gpus, char *used, const json_t *claims,
 				"devices"),
 			"results");
 		json_array_foreach(results, j, r) {
-			if (sget(r, "driver") && sget(r, "pool") &&
-				sget(r, "device") &&
-				strcmp(sget(r, "driver"), driver) == 0 &&
-				strcmp(sget(r, "pool"), node) == 0)
-				mark_name(gpus, used, sget(r, "device"));
+			if (!sget(r, "driver") || !sget(r, "pool") ||
+				!sget(r, "device") ||
+				strcmp(sget(r, "driver"), driver) != 0 ||
+				strcmp(sget(r, "pool"), node) != 0)
+				continue;
+			for (k = byname_first(&names, sget(r, "device"));
+				k < names.n; k = names.next[k])
+				used[k] = 1;
 		}
 	}
+	byname_free(&names);
 }
 
 /* annotated returns the UUIDs of pod's canhazgpu.dev/devices annotation
@@ -103,94 +197,121 @@ annotated(const json_t *pod)
 }
 
 /* mark_named marks the devices pod's annotation names and returns what
- * it asks beyond them, per extended resource of gpus (a new object:
- * resource -> count, at most zero when the annotation covers it) */
-static json_t *
-mark_named(const json_t *gpus, char *used, const json_t *pod)
+ * it asks beyond them, per resource of res (malloc'd, res->count
+ * counts: at most zero when the annotation covers it) */
+static long long *
+mark_named(char *used, const json_t *pod, const struct byname *by_uuid,
+	const struct resources *res)
 {
-	json_t *uuids = annotated(pod), *asked = json_object(), *u, *n;
-	char res[128];
-	const json_t *g;
+	long long *left = ecalloc(res->count ? res->count : 1, sizeof *left);
+	json_t *uuids = annotated(pod);
+	const json_t *u;
 	struct qty q;
 	int64_t want;
 	size_t i, j;
 	int bad = 0;
 
-	json_array_foreach(gpus, i, g) {
-		if (!gobj_resource_name(g, res, sizeof res))
-			continue;
-		if (!json_object_get(asked, res)) {
+	for (i = 0; i < res->count; i++) {
+		want = 0;
+		if (podreq_request(pod, res->names[i], &q, &bad) &&
+			qty_value(&q, &want) != QTY_OK)
 			want = 0;
-			if (podreq_request(pod, res, &q, &bad) &&
-				qty_value(&q, &want) != QTY_OK)
-				want = 0;
-			json_object_set_new(asked, res, json_integer(want));
-		}
-		json_array_foreach(uuids, j, u) {
-			if (!json_is_string(u) || !sget(g, "uuid") ||
-				strcmp(json_string_value(u), sget(g, "uuid")))
+		left[i] = want;
+	}
+	json_array_foreach(uuids, j, u) {
+		if (!json_is_string(u))
+			continue;
+		for (i = byname_first(by_uuid, json_string_value(u));
+			i < by_uuid->n; i = by_uuid->next[i]) {
+			if (res->of[i] < 0)
 				continue;
 			used[i] = 1;
-			n = json_object_get(asked, res);
-			json_integer_set(n, json_integer_value(n) - 1);
+			left[res->of[i]]--;
 		}
 	}
 	json_decref(uuids);
-	return asked;
+	return left;
 }
 
-/* mark_unnamed marks, per resource of asked, that many more offered
- * devices not yet in use, the first in record order */
+/* mark_unnamed marks, per resource, left of it more offered devices not
+ * yet in use, the first in record order */
 static void
-mark_unnamed(const json_t *gpus, char *used, json_t *asked)
+mark_unnamed(size_t n, char *used, const char *offered,
+	const struct resources *res, long long *left)
 {
-	char res[128];
-	const json_t *g;
-	json_t *n;
-	size_t i;
+	size_t i, r, asking = 0;
 
-	json_array_foreach(gpus, i, g) {
-		if (!gobj_resource_name(g, res, sizeof res) || used[i] ||
-			!gobj_offered(gpus, g))
-			continue;
-		n = json_object_get(asked, res);
-		if (json_integer_value(n) <= 0)
+	for (r = 0; r < res->count; r++)
+		asking += left[r] > 0;
+	for (i = 0; i < n && asking; i++) {
+		if (res->of[i] < 0 || used[i] || !offered[i] ||
+			left[res->of[i]] <= 0)
 			continue;
 		used[i] = 1;
-		json_integer_set(n, json_integer_value(n) - 1);
+		asking -= --left[res->of[i]] == 0;
 	}
 }
 
-/* in_use returns one flag per record of gpus (malloc'd): 1 when in use */
-static char *
-in_use(const json_t *gpus, const char *node, const char *driver,
-	const json_t *pods, const json_t *claims)
+/* mark_parents marks every MIG-enabled GPU one of whose MIG devices
+ * (the records of its index) is in use */
+static void
+mark_parents(const json_t *gpus, char *used)
 {
-	size_t n = json_array_size(gpus), i, j;
-	char *used = ecalloc(n ? n : 1, 1);
-	json_t *unnamed = json_array(), *a;
-	const json_t *p, *g, *o;
+	struct hm *busy = hm_new(NULL);
+	const json_t *g;
+	char key[24];
+	size_t i;
 
+	json_array_foreach(gpus, i, g) {
+		if (!used[i] || !mig_of(g))
+			continue;
+		snprintf(key, sizeof key, "%lld",
+			(long long)json_integer_value(
+				json_object_get(g, "index")));
+		hm_put(busy, key, (void *)1);
+	}
+	json_array_foreach(gpus, i, g) {
+		if (mig_of(g) || gobj_is_device(g))
+			continue;
+		snprintf(key, sizeof key, "%lld",
+			(long long)json_integer_value(
+				json_object_get(g, "index")));
+		if (hm_get(busy, key))
+			used[i] = 1;
+	}
+	hm_free(busy);
+}
+
+/* in_use returns one flag per record of gpus (malloc'd): 1 when in use;
+ * offered holds gobj_offered's flags */
+static char *
+in_use(const json_t *gpus, const char *offered, const char *node,
+	const char *driver, const json_t *pods, const json_t *claims)
+{
+	size_t n = json_array_size(gpus), i, k = 0;
+	char *used = ecalloc(n ? n : 1, 1);
+	long long **left = ecalloc(json_array_size(pods) + 1, sizeof *left);
+	struct byname by_uuid;
+	struct resources res;
+	const json_t *p;
+
+	resources_init(&res, gpus);
+	byname_init(&by_uuid, gpus, uuid_of);
 	/* every device named, by a claim or an annotation, before any
 	 * device is guessed for a request naming none */
 	mark_claims(gpus, used, claims, node, driver);
 	json_array_foreach(pods, i, p)
 		if (!podreq_terminal(p))
-			json_array_append_new(unnamed,
-				mark_named(gpus, used, p));
-	json_array_foreach(unnamed, i, a)
-		mark_unnamed(gpus, used, a);
-	json_decref(unnamed);
-	/* a MIG-enabled GPU is in use when one of its devices is */
-	json_array_foreach(gpus, i, g) {
-		if (mig_of(g) || gobj_is_device(g))
-			continue;
-		json_array_foreach(gpus, j, o)
-			if (used[j] && mig_of(o) &&
-				json_equal(json_object_get(o, "index"),
-					json_object_get(g, "index")))
-				used[i] = 1;
+			left[k++] = mark_named(used, p, &by_uuid, &res);
+	for (i = 0; i < k; i++) {
+		mark_unnamed(n, used, offered, &res, left[i]);
+		free(left[i]);
 	}
+	free(left);
+	/* a MIG-enabled GPU is in use when one of its devices is */
+	mark_parents(gpus, used);
+	byname_free(&by_uuid);
+	resources_free(&res);
 	return used;
 }
 
@@ -218,7 +339,7 @@ number(const json_t *v)
 }
 
 static json_t *
-gpu_entry(const json_t *gpus, const json_t *g, int inuse)
+gpu_entry(const json_t *g, int held, int inuse)
 {
 	const json_t *m = mig_of(g), *r = json_object_get(g, "health_reasons");
 	json_t *mig = json_null();
@@ -240,7 +361,7 @@ gpu_entry(const json_t *gpus, const json_t *g, int inuse)
 		or_null(json_object_get(g, "ecc_errors")), "health",
 		or_null(json_object_get(g, "health")), "healthReasons",
 		json_is_array(r) ? json_deep_copy(r) : json_array(), "mig", mig,
-		"held", held(gpus, g), "inUse", inuse);
+		"held", held, "inUse", inuse);
 }
 
 static int
@@ -263,7 +384,9 @@ gn_status(const json_t *gpus, const char *node, const char *driver,
 	time_t now, int *bad)
 {
 	static const char *const health[] = {"ok", "warn", "unhealthy"};
-	char *used = in_use(gpus, node, driver, pods, claims), stamp[32];
+	char *held, *offered_flags = gobj_offered(gpus, &held);
+	char *used = in_use(gpus, offered_flags, node, driver, pods, claims);
+	char stamp[32];
 	long long total = 0, devices = 0, offered = 0, free_devices = 0;
 	const json_t *g, *first = NULL, *alloc;
 	int worst = 0, mig = 0, nutil = 0;
@@ -273,7 +396,7 @@ gn_status(const json_t *gpus, const char *node, const char *driver,
 	size_t i;
 
 	json_array_foreach(gpus, i, g) {
-		json_array_append_new(list, gpu_entry(gpus, g, used[i]));
+		json_array_append_new(list, gpu_entry(g, held[i], used[i]));
 		if (health_rank(sget(g, "health")) > worst)
 			worst = health_rank(sget(g, "health"));
 		mig |= mig_of(g) != NULL;
@@ -289,12 +412,14 @@ gn_status(const json_t *gpus, const char *node, const char *driver,
 		if (!gobj_is_device(g))
 			continue;
 		devices++;
-		if (gobj_offered(gpus, g)) {
+		if (offered_flags[i]) {
 			offered++;
 			free_devices += !used[i];
 		}
 	}
 	free(used);
+	free(held);
+	free(offered_flags);
 	util = nutil ? util / nutil : 0;
 	alloc = json_object_get(node_status, "allocatable");
 	gmtime_r(&now, &tm);

@@ -94,12 +94,21 @@ offered(const json_t *holds, const json_t *g)
 	return is_device(g) && !is_unhealthy(g) && !hold_of(holds, g);
 }
 
-int
-gobj_offered(const json_t *gpus, const json_t *rec)
+char *
+gobj_offered(const json_t *gpus, char **held)
 {
 	json_t *holds = holds_by_index(gpus);
-	int yes = offered(holds, rec);
+	size_t n = json_array_size(gpus), i;
+	char *yes = ecalloc(n ? n : 1, 1);
+	const json_t *g;
 
+	if (held)
+		*held = ecalloc(n ? n : 1, 1);
+	json_array_foreach(gpus, i, g) {
+		yes[i] = (char)offered(holds, g);
+		if (held)
+			(*held)[i] = hold_of(holds, g) != NULL;
+	}
 	json_decref(holds);
 	return yes;
 }

@@ -54,6 +54,18 @@ enum {
  * `field "memory_mib" must be an integer from 0 to ..., not "abc"`. */
 int gobj_check(const json_t *rec, const char *driver, char *why, size_t n);
 
+/* gobj_bound_held makes the hold of rec one gobj_check takes where only
+ * its length stood in the way: each of held's user, actual_user, since,
+ * expires and note that is a string of more than GOBJ_HOLD_TEXT_MAX
+ * bytes (and holds no "\u0000") is cut, in place, to at most that many,
+ * at a UTF-8 character boundary; a member of another type is left for
+ * gobj_check to refuse. An earlier stage (gpu-reserve(1) mark) took the
+ * text, so a later one keeps the GPU rather than fail it over a note.
+ * Calls cut (when not NULL) per member cut with its name, its length
+ * before and after; returns how many were cut. */
+typedef void gobj_cut_fn(const char *member, size_t was, size_t now, void *arg);
+int gobj_bound_held(json_t *rec, gobj_cut_fn *cut, void *arg);
+
 /* gobj_shown writes v as compact JSON into buf (n bytes), in ASCII, cut
  * with "..." past 48 bytes: a bad value quoted in a message. */
 void gobj_shown(const json_t *v, char *buf, size_t n);
@@ -87,10 +99,12 @@ void gobj_set_goal(int pct);
  * the default goal). */
 const char *gobj_tier(double util);
 
-/* gobj_offered says whether rec, one of gpus (its node's records), is a
- * device offered to Kubernetes: neither unhealthy nor on a GPU that some
- * record of gpus marks held. */
-int gobj_offered(const json_t *gpus, const json_t *rec);
+/* gobj_offered returns one flag per record of gpus (one node's records),
+ * malloc'd: 1 when the record is a device offered to Kubernetes, neither
+ * unhealthy nor on a GPU that some record of gpus marks held. With held
+ * not NULL, *held gets as many flags (malloc'd): 1 when some record of
+ * gpus marks the record's GPU held. Time linear in the records. */
+char *gobj_offered(const json_t *gpus, char **held);
 
 /* gobj_is_device: rec is an allocatable device (a MIG device, or a whole
  * GPU with MIG off), not a MIG-enabled GPU. */

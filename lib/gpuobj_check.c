@@ -279,3 +279,35 @@ gobj_check(const json_t *rec, const char *driver, char *why, size_t n)
 		return -1;
 	return 0;
 }
+
+int
+gobj_bound_held(json_t *rec, gobj_cut_fn *cut, void *arg)
+{
+	json_t *h = json_object_get(rec, "held");
+	const json_t *v;
+	const char *text;
+	size_t i, len, keep;
+	int n = 0;
+
+	if (!json_is_object(h))
+		return 0;
+	for (i = 0; i < sizeof held_fields / sizeof *held_fields; i++) {
+		v = json_object_get(h, held_fields[i].key);
+		if (held_fields[i].type != F_TEXT || !clean_string(v) ||
+			(long long)(len = json_string_length(v)) <=
+				held_fields[i].max)
+			continue;
+		/* back to the first byte of the character that would be
+		 * split: the text is UTF-8, as jansson took it */
+		text = json_string_value(v);
+		keep = (size_t)held_fields[i].max;
+		while (keep > 0 && ((unsigned char)text[keep] & 0xc0) == 0x80)
+			keep--;
+		json_object_set_new(h, held_fields[i].key,
+			json_stringn(text, keep));
+		if (cut)
+			cut(held_fields[i].key, len, keep, arg);
+		n++;
+	}
+	return n;
+}

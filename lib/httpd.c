@@ -19,6 +19,7 @@
 
 #include "clock.h"
 #include "err.h"
+#include "gate.h"
 #include "httpd.h"
 
 #define PEM_MAX (1 << 20)
@@ -37,6 +38,7 @@ struct gen {
 
 struct httpd {
 	struct httpd_opts o;
+	struct gate *gate; /* every connection, all generations */
 	int fd, port;
 	unsigned long connections;   /* accepted, all generations (atomic) */
 	struct stat cert_st, key_st; /* of the files last tried */
@@ -128,7 +130,8 @@ listen_on(const char *spec, char *err, size_t errlen)
 			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) ==
 				0)
 			break;
-		seterr(err, errlen, "%s: %s", spec, strerror(errno));
+		seterr(err, errlen, "%s: cannot listen: %s", spec,
+			strerror(errno));
 		close(fd);
 		fd = -1;
 	}
@@ -160,6 +163,16 @@ req_add(struct req *r, const char *data, size_t n, size_t max)
 	r->buf[r->len] = '\0';
 }
 
+/* conn_of is the gate's entry of con (NULL if it has none). */
+static struct gate_conn *
+conn_of(struct MHD_Connection *con)
+{
+	const union MHD_ConnectionInfo *i = MHD_get_connection_info(con,
+		MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
 /* respond runs the handler and queues its reply. */
 static enum MHD_Result
 respond(struct gen *g, struct MHD_Connection *con, const char *url,
@@ -168,14 +181,17 @@ respond(struct gen *g, struct MHD_Connection *con, const char *url,
 	struct httpd_req q = {method, url, r->buf ? r->buf : "", r->len,
 		r->too_large};
 	struct httpd_reply p = {0};
+	struct gate_conn *gc = conn_of(con);
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
+	gate_busy(g->h->gate, gc);
 	g->h->o.handler(&q, &p, g->h->o.arg);
 	resp = MHD_create_response_from_buffer(p.len, p.body ? p.body : "",
 		p.body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (!resp) {
 		free(p.body);
+		gate_replied(g->h->gate, gc);
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
@@ -183,6 +199,7 @@ respond(struct gen *g, struct MHD_Connection *con, const char *url,
 	ret = MHD_queue_response(con, p.status ? (unsigned)p.status : 200,
 		resp);
 	MHD_destroy_response(resp);
+	gate_replied(g->h->gate, gc);
 	return ret;
 }
 
@@ -232,28 +249,37 @@ on_completed(void *cls, struct MHD_Connection *con, void **state,
 	struct req *r = *state;
 
 	(void)cls;
-	(void)con;
 	(void)toe;
 	if (!r)
 		return;
+	gate_done(r->g->h->gate, conn_of(con));
 	__atomic_sub_fetch(&r->g->inflight, 1, __ATOMIC_SEQ_CST);
 	free(r->buf);
 	free(r);
 	*state = NULL;
 }
 
-/* on_connection counts connections as they open: with keep-alive a
- * client sends many requests over one, and the count shows it does. */
+/* on_connection counts connections as they open (with keep-alive a
+ * client sends many requests over one, and the count shows it does) and
+ * tells the gate of each: its entry is the connection's socket context. */
 static void
 on_connection(void *cls, struct MHD_Connection *con, void **socket_context,
 	enum MHD_ConnectionNotificationCode code)
 {
 	struct gen *g = cls;
+	const union MHD_ConnectionInfo *fd, *peer;
 
-	(void)con;
-	(void)socket_context;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED)
-		__atomic_add_fetch(&g->h->connections, 1, __ATOMIC_RELAXED);
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		gate_close(g->h->gate, *socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	__atomic_add_fetch(&g->h->connections, 1, __ATOMIC_RELAXED);
+	fd = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+	peer = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	*socket_context = fd ? gate_open(g->h->gate, fd->connect_fd,
+				       peer ? peer->client_addr : NULL)
+			     : NULL;
 }
 
 static void
@@ -315,10 +341,13 @@ slurp(const char *path, size_t *len, char *err, size_t errlen)
 	return buf;
 }
 
-/* gen_start starts a daemon on h's socket with the pair on disk. The
- * daemon gets a dup of the socket: libmicrohttpd closes the socket it
- * was given when it fails to start (a bad pair), and the one we keep
- * must survive that. */
+/* gen_start starts a daemon on h's socket with the pair on disk (plain
+ * HTTP without a certificate file). The daemon gets a dup of the socket:
+ * libmicrohttpd closes the socket it was given when it fails to start (a
+ * bad pair), and the one we keep must survive that. It takes up to twice
+ * the gate's connections: the gate keeps to its bound by shutting down
+ * the connection a new one takes the place of, and libmicrohttpd must
+ * have accepted the new one for the gate to see it. */
 static struct gen *
 gen_start(struct httpd *h, char *err, size_t errlen)
 {
@@ -328,17 +357,27 @@ gen_start(struct httpd *h, char *err, size_t errlen)
 	 * handshake (three bytes of a record suffice), until the connection
 	 * times out */
 	unsigned flags = MHD_USE_POLL | MHD_USE_INTERNAL_POLLING_THREAD |
-		MHD_USE_TLS | MHD_USE_ITC |
+		MHD_USE_ITC | (h->o.cert_file ? MHD_USE_TLS : 0) |
 		(h->o.verbose ? MHD_USE_ERROR_LOG : 0);
+	struct MHD_OptionItem tls[] = {
+		{MHD_OPTION_HTTPS_MEM_CERT, 0, NULL},
+		{MHD_OPTION_HTTPS_MEM_KEY, 0, NULL},
+		{MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)PRIORITIES},
+		{MHD_OPTION_END, 0, NULL},
+	};
 	size_t certlen;
 
 	g->h = h;
 	g->fd = -1;
-	if (!(g->cert = slurp(h->o.cert_file, &certlen, err, errlen)) ||
-		!(g->key = slurp(h->o.key_file, &g->keylen, err, errlen))) {
+	if (h->o.cert_file &&
+		(!(g->cert = slurp(h->o.cert_file, &certlen, err, errlen)) ||
+			!(g->key = slurp(h->o.key_file, &g->keylen, err,
+				  errlen)))) {
 		gen_free(g);
 		return NULL;
 	}
+	tls[0].ptr_value = g->cert;
+	tls[1].ptr_value = g->key;
 	if ((g->fd = fcntl(h->fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 		seterr(err, errlen, "dup: %s", strerror(errno));
 		gen_free(g);
@@ -349,17 +388,20 @@ gen_start(struct httpd *h, char *err, size_t errlen)
 		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)g->fd,
 		MHD_OPTION_THREAD_POOL_SIZE, h->o.threads,
 		MHD_OPTION_CONNECTION_TIMEOUT, h->o.idle_timeout,
+		MHD_OPTION_CONNECTION_LIMIT, 2 * h->o.max_connections + 16,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 		MHD_OPTION_NOTIFY_CONNECTION, on_connection, g,
-		MHD_OPTION_HTTPS_MEM_CERT, g->cert, MHD_OPTION_HTTPS_MEM_KEY,
-		g->key, MHD_OPTION_HTTPS_PRIORITIES, PRIORITIES,
+		MHD_OPTION_ARRAY, h->o.cert_file ? tls : tls + 3,
 		MHD_OPTION_END);
 	if (!g->d) {
 		g->fd = -1; /* closed by libmicrohttpd */
-		seterr(err, errlen,
-			"%s, %s: cannot serve with this certificate "
-			"and key",
-			h->o.cert_file, h->o.key_file);
+		if (h->o.cert_file)
+			seterr(err, errlen,
+				"%s, %s: cannot serve with this certificate "
+				"and key",
+				h->o.cert_file, h->o.key_file);
+		else
+			seterr(err, errlen, "%s: cannot serve", h->o.listen);
 		gen_free(g);
 		return NULL;
 	}
@@ -426,6 +468,7 @@ struct httpd *
 httpd_start(const struct httpd_opts *o, char *err, size_t errlen)
 {
 	struct httpd *h = ecalloc(1, sizeof *h);
+	struct gate_opts go;
 
 	h->o = *o;
 	if (!h->o.threads)
@@ -434,14 +477,29 @@ httpd_start(const struct httpd_opts *o, char *err, size_t errlen)
 		h->o.max_body = 8 << 20;
 	if (!h->o.idle_timeout)
 		h->o.idle_timeout = 120;
+	if (!h->o.request_timeout)
+		h->o.request_timeout = 10;
+	if (!h->o.max_connections)
+		h->o.max_connections = 1024;
+	if (!h->o.per_ip)
+		h->o.per_ip = (h->o.max_connections + 3) / 4;
 	if (h->o.drain <= 0)
 		h->o.drain = 30;
-	stat(o->cert_file, &h->cert_st);
-	stat(o->key_file, &h->key_st);
-	if ((h->fd = listen_on(o->listen, err, errlen)) < 0 ||
+	go = (struct gate_opts){h->o.max_connections, h->o.per_ip,
+		h->o.request_timeout, h->o.idle_timeout};
+	if (o->cert_file) {
+		stat(o->cert_file, &h->cert_st);
+		stat(o->key_file, &h->key_st);
+	}
+	h->fd = -1;
+	if (!(h->gate = gate_new(&go)))
+		seterr(err, errlen, "cannot start a thread: %s",
+			strerror(errno));
+	if (!h->gate || (h->fd = listen_on(o->listen, err, errlen)) < 0 ||
 		!(h->gens = gen_start(h, err, errlen))) {
 		if (h->fd >= 0)
 			close(h->fd);
+		gate_free(h->gate);
 		free(h);
 		return NULL;
 	}
@@ -468,7 +526,8 @@ httpd_tick(struct httpd *h, int force, char *err, size_t errlen)
 	struct gen *g;
 	int rc = 0;
 
-	if (stat(h->o.cert_file, &c) == 0 && stat(h->o.key_file, &k) == 0 &&
+	if (h->o.cert_file && stat(h->o.cert_file, &c) == 0 &&
+		stat(h->o.key_file, &k) == 0 &&
 		(force || changed(&c, &h->cert_st) ||
 			changed(&k, &h->key_st))) {
 		h->cert_st = c;
@@ -510,5 +569,6 @@ httpd_stop(struct httpd *h, double grace)
 		gen_free(g);
 	}
 	close(h->fd);
+	gate_free(h->gate); /* the daemons closed every connection */
 	free(h);
 }

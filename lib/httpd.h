@@ -1,8 +1,20 @@
-/* httpd: an HTTPS server on libmicrohttpd, for small JSON services.
+/* httpd: an HTTPS (or plain HTTP) server on libmicrohttpd, for small
+ * JSON and text services.
  *
  * One listening socket, served by a pool of threads. Each request's body
  * is gathered in full (up to max_body bytes) before the handler sees it;
  * the handler answers with a status, a content type and a body.
+ *
+ * What a client may hold is bounded (see gate.h): its request must
+ * arrive whole within request_timeout seconds of the connection's start
+ * (a TLS handshake included) and its reply be taken within as many, a
+ * kept-alive connection's next request come whole within idle_timeout +
+ * request_timeout seconds of the previous reply, however slowly the
+ * bytes trickle; one client address holds at most per_ip connections
+ * and all together max_connections, a new connection taking the place
+ * of the one that has waited longest rather than being refused. So slow
+ * clients, from one address or many, cannot keep a probe of /healthz
+ * from an answer.
  *
  * Certificates are reloaded without dropping a request: httpd_tick
  * notices a change of the certificate or key file (modification time,
@@ -42,18 +54,23 @@ typedef void httpd_handler_fn(const struct httpd_req *q, struct httpd_reply *p,
 	void *arg);
 
 struct httpd_opts {
-	const char *listen;    /* "127.0.0.1:8443", ":8443", "[::1]:8443";
-				  port 0 picks a free one */
-	const char *cert_file; /* PEM certificate chain */
-	const char *key_file;  /* PEM private key */
-	unsigned threads;      /* pool size; 0: 4 */
-	size_t max_body;       /* 0: 8 MiB */
-	unsigned idle_timeout; /* seconds a quiet connection is kept; 0: 120,
-				  longer than clients keep theirs (Go: 90),
-				  so it is the client that closes */
-	double drain;          /* seconds an old daemon may keep connections
-				  after a reload; 0: 30 */
-	int verbose;           /* libmicrohttpd's own messages on stderr */
+	const char *listen;       /* "127.0.0.1:8443", ":8443", "[::1]:8443";
+				     port 0 picks a free one */
+	const char *cert_file;    /* PEM certificate chain; NULL: plain HTTP */
+	const char *key_file;     /* PEM private key */
+	unsigned threads;         /* pool size; 0: 4 */
+	size_t max_body;          /* 0: 8 MiB */
+	unsigned idle_timeout;    /* seconds a quiet connection is kept; 0: 120,
+				     longer than clients keep theirs (Go: 90),
+				     so it is the client that closes */
+	unsigned request_timeout; /* seconds a request may take to arrive
+				     whole, and its reply to be taken; 0: 10 */
+	unsigned max_connections; /* at once; 0: 1024 */
+	unsigned per_ip;          /* at once from one address; 0: a quarter
+				     of max_connections */
+	double drain;             /* seconds an old daemon may keep connections
+				     after a reload; 0: 30 */
+	int verbose;              /* libmicrohttpd's own messages on stderr */
 	httpd_handler_fn *handler;
 	void *arg;
 };

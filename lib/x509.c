@@ -43,34 +43,105 @@ x509_time(time_t t, char *buf)
 	return buf;
 }
 
-int
-x509_parse_time(const char *s, time_t *t)
+/* what a certificate's times can hold: years of four digits */
+#define TIME_MIN (-62167219200LL) /* 0000-01-01T00:00:00Z */
+#define TIME_MAX 253402300799LL   /* 9999-12-31T23:59:59Z */
+
+/* digits reads n decimal digits at s into *v; 0, or -1 when one is not. */
+static int
+digits(const char *s, int n, int *v)
+{
+	*v = 0;
+	for (; n > 0; n--, s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		*v = *v * 10 + (*s - '0');
+	}
+	return 0;
+}
+
+static int
+days_in(int year, int month)
+{
+	static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30,
+		31};
+	int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+	return month == 2 && leap ? 29 : days[month - 1];
+}
+
+/* parse_time is x509_parse_time with a buffer for the reason. */
+static int
+parse_time(const char *s, time_t *t, char *why, size_t n)
 {
 	struct tm tm = {0};
-	int n = 0, oh, om, sign;
+	int y, mo, d, h, mi, sec, oh, om, sign;
 
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-		    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec,
-		    &n) != 6 ||
-		n != 19 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
-		tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 ||
-		tm.tm_sec > 60)
-		return -1;
-	s += n;
-	if (*s == '.')
+	/* YYYY-MM-DDTHH:MM:SS, each a fixed number of digits */
+	if (strlen(s) < 20 || digits(s, 4, &y) < 0 || s[4] != '-' ||
+		digits(s + 5, 2, &mo) < 0 || s[7] != '-' ||
+		digits(s + 8, 2, &d) < 0 || (s[10] != 'T' && s[10] != 't') ||
+		digits(s + 11, 2, &h) < 0 || s[13] != ':' ||
+		digits(s + 14, 2, &mi) < 0 || s[16] != ':' ||
+		digits(s + 17, 2, &sec) < 0)
+		goto form;
+	if (mo < 1 || mo > 12)
+		return fail(why, n, "month %02d is not 01 to 12", mo);
+	if (d < 1 || d > days_in(y, mo))
+		return fail(why, n, "%04d-%02d has %d days, not %02d", y, mo,
+			days_in(y, mo), d);
+	if (h > 23)
+		return fail(why, n, "hour %02d is not 00 to 23", h);
+	if (mi > 59)
+		return fail(why, n, "minute %02d is not 00 to 59", mi);
+	if (sec > 59)
+		return fail(why, n,
+			"second %02d is not 00 to 59 (a certificate holds "
+			"no leap second)",
+			sec);
+	s += 19;
+	if (*s == '.') { /* fractions of a second: at least one digit */
+		if (s[1] < '0' || s[1] > '9')
+			goto form;
 		for (s++; *s >= '0' && *s <= '9'; s++)
 			;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
+	}
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
 	*t = timegm(&tm);
 	if ((*s == 'Z' || *s == 'z') && !s[1])
 		return 0;
 	if ((*s != '+' && *s != '-') || strlen(s) != 6 ||
-		sscanf(s + 1, "%2d:%2d", &oh, &om) != 2 || oh > 23 || om > 59)
-		return -1;
+		digits(s + 1, 2, &oh) < 0 || s[3] != ':' ||
+		digits(s + 4, 2, &om) < 0)
+		goto form;
+	if (oh > 23 || om > 59)
+		return fail(why, n, "offset %s is not -23:59 to +23:59", s);
 	sign = *s == '+' ? 1 : -1;
 	*t -= sign * (oh * 3600 + om * 60);
+	/* the offset may carry it out of the four digits of a year */
+	if (*t < TIME_MIN || *t > TIME_MAX)
+		return fail(why, n,
+			"in UTC outside 0000-01-01T00:00:00Z to "
+			"9999-12-31T23:59:59Z");
 	return 0;
+form:
+	return fail(why, n,
+		"not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.frac], then Z "
+		"or +HH:MM)");
+}
+
+int
+x509_parse_time(const char *s, time_t *t, char *why, size_t n)
+{
+	char none[1];
+
+	return why ? parse_time(s, t, why, n)
+		   : parse_time(s, t, none, sizeof none);
 }
 
 static time_t

@@ -78,9 +78,12 @@ char *x509_load(const char *path, char *err, size_t errlen);
  * of at least 21 bytes and returns buf. */
 char *x509_time(time_t t, char *buf);
 
-/* x509_parse_time parses RFC 3339 ("2026-01-02T03:04:05Z", or with a
- * +hh:mm / -hh:mm offset, fractions of seconds ignored). Returns 0 with
- * *t set, or -1. */
-int x509_parse_time(const char *s, time_t *t);
+/* x509_parse_time parses an RFC 3339 time ("2026-01-02T03:04:05Z", or
+ * with a +hh:mm / -hh:mm offset, fractions of seconds ignored) that a
+ * certificate can hold: a day its month has in that year (February 29
+ * in leap years only), hours 00 to 23, minutes and seconds 00 to 59 (no
+ * leap second). Returns 0 with *t set, or -1 with the reason in why (n
+ * bytes; why may be NULL): `2021-02 has 28 days, not 30`. */
+int x509_parse_time(const char *s, time_t *t, char *why, size_t n);
 
 #endif

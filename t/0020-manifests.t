@@ -59,6 +59,17 @@ draplugin /healthz /readyz cpu,memory memory
 nodeagent /healthz /readyz cpu,memory memory
 webhook /healthz /readyz cpu,memory memory
 X
+	check_output 'each server listens at its pod'\''s own address (status.podIP), none at every address; the probes go there' \
+		"jq -r 'select(.kind == \"DaemonSet\" or .kind == \"Deployment\") | .spec.template.spec.containers[]
+			| [.name, ([(.command // [])[], ((.env // [])[] | .value // empty)] | map(select(test(\"POD_IP|0[.]0[.]0[.]0|^:[0-9]\"))) | join(\" \")),
+			   ((.env // []) | map(select(.name == \"POD_IP\") | .valueFrom.fieldRef.fieldPath) | join(\" \")),
+			   (.livenessProbe.httpGet.host // \"-\"), (.readinessProbe.httpGet.host // \"-\")] | join(\" \")' all.json | sort" <<'X'
+cache   - -
+controller $(POD_IP):9090 status.podIP - -
+draplugin $(POD_IP):8082 status.podIP - -
+nodeagent $(POD_IP):8081 status.podIP - -
+webhook $(POD_IP):8443 status.podIP - -
+X
 	check_output 'the node cache container: the cache and the runtime socket at their node paths, the cache directory, no Secret in its environment' \
 		"jq -c 'select(.kind == \"DaemonSet\" and .metadata.name == \"canhazgpu-nodeagent\") | .spec.template.spec as \$p
 			| \$p.containers[] | select(.name == \"cache\") | .command,

@@ -613,6 +613,17 @@ check 'HTTPS: a client stalled mid-handshake costs no CPU' '
 	echo "# server CPU ticks over 2 s with a stalled handshake: $((t1 - t0))"
 	[ $((t1 - t0)) -lt 10 ]'
 
+# A handshake a byte a second never ends by an idle timeout; the server
+# closes it 10 s after its start (lib/gate.h), and healthz answers.
+check_output 'HTTPS: handshakes trickled a byte a second are closed 10 s after their start' '
+	"$TOP/t/trickle" --tls -n 4 -d 10 -w 20 127.0.0.1 $PORT && https https://127.0.0.1:$PORT/healthz' <<'X'
+opened 4 connections from 1 addresses
+closed by the server: 4 of 4, 0 answered
+closed before their deadline (their place taken): 0
+closed at their deadline (10 to 13 s after their start): 4
+ok
+X
+
 check 'HTTPS: 16 reviews at once each get their own answer' '
 	i=1; while [ $i -le 16 ]; do
 		migpod c$i nvidia.com/mig-1g.10gb 1 >c$i.json

@@ -149,7 +149,7 @@ check_output 'bad options: a message, the usage, status 2' '
 2 cert-make: -W -1: expected seconds from 0 to 3600
 2 cert-make: -V 2020-01-01T00:00:00Z: expected notbefore,notafter (RFC 3339)
 2 cert-make: -V 2021-01-01T00:00:00Z,2020-01-01T00:00:00Z: notafter must come after notbefore
-2 cert-make: -V 2020-13-01T00:00:00Z,2021-01-01T00:00:00Z: expected notbefore,notafter (RFC 3339)
+2 cert-make: -V 2020-13-01T00:00:00Z,2021-01-01T00:00:00Z: notbefore: month 13 is not 01 to 12
 2 
 2 
 2 
@@ -159,6 +159,61 @@ check_output 'bad options: a message, the usage, status 2' '
 2 cert-make: -s a.b: not a Service name
 2 cert-make: -S -x-: not a Secret name
 2 
+X
+
+# Each part of a time against the calendar: days its month has in that
+# year (leap years by the Gregorian rule), hours, minutes, seconds (no
+# leap second: a certificate holds none), offsets, and the years a
+# certificate's time can hold once the offset is applied; then times
+# right at those bounds, which make a certificate with exactly them.
+check_output '-V: times the calendar has not are refused, naming what is wrong; status 2, no certificate' '
+	for t in 2021-02-30T00:00:00Z 2021-02-29T00:00:00Z 1900-02-29T00:00:00Z 2021-04-31T00:00:00Z \
+		2021-06-31T00:00:00Z 2021-09-31T00:00:00Z 2021-11-31T00:00:00Z 2021-01-32T00:00:00Z 2021-01-00T00:00:00Z \
+		2021-00-10T00:00:00Z 2021-01-01T24:00:00Z 2021-01-01T23:60:00Z 2016-12-31T23:59:60Z \
+		2021-01-01T00:00:00+24:00 2021-01-01T00:00:00-00:60 0000-01-01T00:00:00+00:01 \
+		2021-1-01T00:00:00Z " 2021-01-01T00:00:00Z" 2021-01-01T00:00:00.Z 2021-01-01T00:00:00+1:00 \
+		2021-01-01 2021-01-01T00:00:00 +2021-01-01T00:00:00Z 2021-01-01T00:00:00ZZ; do
+		cert-make -o bad -V "$t,9999-12-31T23:59:59Z" 2>err >/dev/null; rc=$?
+		echo "$rc $(grep -v "^usage:\|^  " err | sed "s/,9999-12-31T23:59:59Z//")"
+	done; test ! -e bad' <<'X'
+2 cert-make: -V 2021-02-30T00:00:00Z: notbefore: 2021-02 has 28 days, not 30
+2 cert-make: -V 2021-02-29T00:00:00Z: notbefore: 2021-02 has 28 days, not 29
+2 cert-make: -V 1900-02-29T00:00:00Z: notbefore: 1900-02 has 28 days, not 29
+2 cert-make: -V 2021-04-31T00:00:00Z: notbefore: 2021-04 has 30 days, not 31
+2 cert-make: -V 2021-06-31T00:00:00Z: notbefore: 2021-06 has 30 days, not 31
+2 cert-make: -V 2021-09-31T00:00:00Z: notbefore: 2021-09 has 30 days, not 31
+2 cert-make: -V 2021-11-31T00:00:00Z: notbefore: 2021-11 has 30 days, not 31
+2 cert-make: -V 2021-01-32T00:00:00Z: notbefore: 2021-01 has 31 days, not 32
+2 cert-make: -V 2021-01-00T00:00:00Z: notbefore: 2021-01 has 31 days, not 00
+2 cert-make: -V 2021-00-10T00:00:00Z: notbefore: month 00 is not 01 to 12
+2 cert-make: -V 2021-01-01T24:00:00Z: notbefore: hour 24 is not 00 to 23
+2 cert-make: -V 2021-01-01T23:60:00Z: notbefore: minute 60 is not 00 to 59
+2 cert-make: -V 2016-12-31T23:59:60Z: notbefore: second 60 is not 00 to 59 (a certificate holds no leap second)
+2 cert-make: -V 2021-01-01T00:00:00+24:00: notbefore: offset +24:00 is not -23:59 to +23:59
+2 cert-make: -V 2021-01-01T00:00:00-00:60: notbefore: offset -00:60 is not -23:59 to +23:59
+2 cert-make: -V 0000-01-01T00:00:00+00:01: notbefore: in UTC outside 0000-01-01T00:00:00Z to 9999-12-31T23:59:59Z
+2 cert-make: -V 2021-1-01T00:00:00Z: notbefore: not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.frac], then Z or +HH:MM)
+2 cert-make: -V  2021-01-01T00:00:00Z: notbefore: not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.frac], then Z or +HH:MM)
+2 cert-make: -V 2021-01-01T00:00:00.Z: notbefore: not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.frac], then Z or +HH:MM)
+2 cert-make: -V 2021-01-01T00:00:00+1:00: notbefore: not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.frac], then Z or +HH:MM)
+2 cert-make: -V 2021-01-01: notbefore: not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.frac], then Z or +HH:MM)
+2 cert-make: -V 2021-01-01T00:00:00: notbefore: not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.frac], then Z or +HH:MM)
+2 cert-make: -V +2021-01-01T00:00:00Z: notbefore: not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.frac], then Z or +HH:MM)
+2 cert-make: -V 2021-01-01T00:00:00ZZ: notbefore: not an RFC 3339 time (YYYY-MM-DDTHH:MM:SS[.frac], then Z or +HH:MM)
+X
+check_output '-V: notafter is checked the same way' '
+	cert-make -o bad -V 2020-01-01T00:00:00Z,2023-02-29T12:00:00Z 2>&1 >/dev/null | grep -v "^usage:\|^  "; test ! -e bad' <<'X'
+cert-make: -V 2020-01-01T00:00:00Z,2023-02-29T12:00:00Z: notafter: 2023-02 has 28 days, not 29
+X
+check_output '-V: February 29 of leap years (2000, 2024), the last second of a year, lowercase t and z, the bounds of four-digit years' '
+	cert-make -o leap -V 2000-02-29T23:59:59Z,2024-02-29t23:59:59z >/dev/null &&
+	openssl x509 -in leap/tls.crt -noout -startdate -enddate &&
+	cert-make -o edge -V 0000-01-01T00:00:00Z,9999-12-31T23:59:59Z >/dev/null &&
+	openssl x509 -in edge/tls.crt -noout -startdate -enddate' <<'X'
+notBefore=Feb 29 23:59:59 2000 GMT
+notAfter=Feb 29 23:59:59 2024 GMT
+notBefore=Jan  1 00:00:00 0 GMT
+notAfter=Dec 31 23:59:59 9999 GMT
 X
 
 check '-h prints the usage and help on stdout; --version' '

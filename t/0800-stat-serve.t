@@ -139,6 +139,40 @@ a{q="\"x\\"} 1 1700000000000
 a{q="\"x\\"} 1 1700000000000
  200
 X
+
+# ---- slow clients: /healthz is answered whatever they do ----
+
+# t/trickle starts requests and sends a byte a second, so that none is
+# ever whole and no idle timeout fires. A request must be whole within
+# 5 s of the connection's start; 8 connections of one address, 32 in
+# all, a new one taking the place of the one that waited longest.
+check_output 'a few slow clients: each closed at its deadline, 5 s after its start' \
+	"'$TOP/t/trickle' -n 4 127.0.0.1 $port" <<'X'
+opened 4 connections from 1 addresses
+closed by the server: 4 of 4, 0 answered
+closed before their deadline (their place taken): 0
+closed at their deadline (5 to 8 s after their start): 4
+X
+# 64 from 8 other addresses: the 33rd and on take the places of the
+# first 32, the probe that of one more; the last 31 go at their deadline
+check_output '64 slow clients from 8 addresses: /healthz answers within 1 s, all are closed' \
+	"'$TOP/t/trickle' -n 64 -a 127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5,127.0.0.6,127.0.0.7,127.0.0.8,127.0.0.9 \\
+		--probe /healthz 127.0.0.1 $port" <<'X'
+opened 64 connections from 8 addresses
+probe GET /healthz: 200 within 1 s
+closed by the server: 64 of 64, 0 answered
+closed before their deadline (their place taken): 33
+closed at their deadline (5 to 8 s after their start): 31
+X
+# 64 from the probe's own address: 8 at a time, the probe taking one
+check_output '64 slow clients from the probe'\''s own address: /healthz answers within 1 s, all are closed' \
+	"'$TOP/t/trickle' -n 64 -a 127.0.0.1 --probe /healthz 127.0.0.1 $port" <<'X'
+opened 64 connections from 1 addresses
+probe GET /healthz: 200 within 1 s
+closed by the server: 64 of 64, 0 answered
+closed before their deadline (their place taken): 57
+closed at their deadline (5 to 8 s after their start): 7
+X
 check 'it still runs' "kill -0 $pid"
 kill -TERM $pid
 wait $pid

@@ -87,8 +87,8 @@ check_output 'Slack bodies (auto for a host that is not Microsoft'\''s), posted 
 4 ["/hook","application/json","gpu-alert/0.1.0",200]
 {"text":"GPU 0 on node gpu-1 is at 86C (threshold 85C)","attachments":[{"color":"warning","fields":[{"title":"Node","value":"gpu-1","short":true},{"title":"GPU","value":"0","short":true},{"title":"UUID","value":"GPU-a","short":false},{"title":"Product","value":"NVIDIA H100 80GB HBM3","short":true},{"title":"Health","value":"ok","short":true},{"title":"Temperature","value":"86C","short":true},{"title":"ECC errors","value":"0","short":true}]}]}
 {"text":"GPU 0 on node gpu-1: uncorrected ECC errors rose from 0 to 3","attachments":[{"color":"warning","fields":[{"title":"Node","value":"gpu-1","short":true},{"title":"GPU","value":"0","short":true},{"title":"UUID","value":"GPU-a","short":false},{"title":"Product","value":"NVIDIA H100 80GB HBM3","short":true},{"title":"Health","value":"ok","short":true},{"title":"Temperature","value":"60C","short":true},{"title":"ECC errors","value":"3","short":true}]}]}
-{"text":"GPU 0 on node gpu-1 is unhealthy: ecc_errors 3 > 0","attachments":[{"color":"danger","fields":[{"title":"Node","value":"gpu-1","short":true},{"title":"GPU","value":"0","short":true},{"title":"UUID","value":"GPU-a","short":false},{"title":"Product","value":"NVIDIA H100 80GB HBM3","short":true},{"title":"Health","value":"unhealthy","short":true},{"title":"Temperature","value":"60C","short":true},{"title":"ECC errors","value":"3","short":true},{"title":"Reasons","value":"ecc_errors 3 > 0","short":false}]}]}
-{"text":"GPU 0 on node gpu-1 recovered: health is warn","attachments":[{"color":"good","fields":[{"title":"Node","value":"gpu-1","short":true},{"title":"GPU","value":"0","short":true},{"title":"UUID","value":"GPU-a","short":false},{"title":"Product","value":"NVIDIA H100 80GB HBM3","short":true},{"title":"Health","value":"warn","short":true},{"title":"Temperature","value":"60C","short":true},{"title":"ECC errors","value":"3","short":true},{"title":"Reasons","value":"power 701W >= 100% of 700W","short":false}]}]}
+{"text":"GPU 0 on node gpu-1 is unhealthy: ecc_errors 3 &gt; 0","attachments":[{"color":"danger","fields":[{"title":"Node","value":"gpu-1","short":true},{"title":"GPU","value":"0","short":true},{"title":"UUID","value":"GPU-a","short":false},{"title":"Product","value":"NVIDIA H100 80GB HBM3","short":true},{"title":"Health","value":"unhealthy","short":true},{"title":"Temperature","value":"60C","short":true},{"title":"ECC errors","value":"3","short":true},{"title":"Reasons","value":"ecc_errors 3 &gt; 0","short":false}]}]}
+{"text":"GPU 0 on node gpu-1 recovered: health is warn","attachments":[{"color":"good","fields":[{"title":"Node","value":"gpu-1","short":true},{"title":"GPU","value":"0","short":true},{"title":"UUID","value":"GPU-a","short":false},{"title":"Product","value":"NVIDIA H100 80GB HBM3","short":true},{"title":"Health","value":"warn","short":true},{"title":"Temperature","value":"60C","short":true},{"title":"ECC errors","value":"3","short":true},{"title":"Reasons","value":"power 701W &gt;= 100% of 700W","short":false}]}]}
 X
 
 m=$(mark)
@@ -96,7 +96,7 @@ check_output 'Teams bodies with -f teams: an Adaptive Card message' \
 	"gpu-alert -f teams -u good.url four.ndjson >/dev/null && bodies $m" <<'X'
 {"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","contentUrl":null,"content":{"$schema":"http://adaptivecards.io/schemas/adaptive-card.json","type":"AdaptiveCard","version":"1.4","body":[{"type":"TextBlock","text":"GPU 0 on node gpu-1 is at 86C (threshold 85C)","wrap":true,"weight":"Bolder","color":"Warning"},{"type":"FactSet","facts":[{"title":"Node","value":"gpu-1"},{"title":"GPU","value":"0"},{"title":"UUID","value":"GPU-a"},{"title":"Product","value":"NVIDIA H100 80GB HBM3"},{"title":"Health","value":"ok"},{"title":"Temperature","value":"86C"},{"title":"ECC errors","value":"0"}]}]}}]}
 {"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","contentUrl":null,"content":{"$schema":"http://adaptivecards.io/schemas/adaptive-card.json","type":"AdaptiveCard","version":"1.4","body":[{"type":"TextBlock","text":"GPU 0 on node gpu-1: uncorrected ECC errors rose from 0 to 3","wrap":true,"weight":"Bolder","color":"Warning"},{"type":"FactSet","facts":[{"title":"Node","value":"gpu-1"},{"title":"GPU","value":"0"},{"title":"UUID","value":"GPU-a"},{"title":"Product","value":"NVIDIA H100 80GB HBM3"},{"title":"Health","value":"ok"},{"title":"Temperature","value":"60C"},{"title":"ECC errors","value":"3"}]}]}}]}
-{"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","contentUrl":null,"content":{"$schema":"http://adaptivecards.io/schemas/adaptive-card.json","type":"AdaptiveCard","version":"1.4","body":[{"type":"TextBlock","text":"GPU 0 on node gpu-1 is unhealthy: ecc_errors 3 > 0","wrap":true,"weight":"Bolder","color":"Attention"},{"type":"FactSet","facts":[{"title":"Node","value":"gpu-1"},{"title":"GPU","value":"0"},{"title":"UUID","value":"GPU-a"},{"title":"Product","value":"NVIDIA H100 80GB HBM3"},{"title":"Health","value":"unhealthy"},{"title":"Temperature","value":"60C"},{"title":"ECC errors","value":"3"},{"title":"Reasons","value":"ecc_errors 3 > 0"}]}]}}]}
+{"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","contentUrl":null,"content":{"$schema":"http://adaptivecards.io/schemas/adaptive-card.json","type":"AdaptiveCard","version":"1.4","body":[{"type":"TextBlock","text":"GPU 0 on node gpu-1 is unhealthy: ecc\\_errors 3 > 0","wrap":true,"weight":"Bolder","color":"Attention"},{"type":"FactSet","facts":[{"title":"Node","value":"gpu-1"},{"title":"GPU","value":"0"},{"title":"UUID","value":"GPU-a"},{"title":"Product","value":"NVIDIA H100 80GB HBM3"},{"title":"Health","value":"unhealthy"},{"title":"Temperature","value":"60C"},{"title":"ECC errors","value":"3"},{"title":"Reasons","value":"ecc\\_errors 3 > 0"}]}]}}]}
 {"type":"message","attachments":[{"contentType":"application/vnd.microsoft.card.adaptive","contentUrl":null,"content":{"$schema":"http://adaptivecards.io/schemas/adaptive-card.json","type":"AdaptiveCard","version":"1.4","body":[{"type":"TextBlock","text":"GPU 0 on node gpu-1 recovered: health is warn","wrap":true,"weight":"Bolder","color":"Good"},{"type":"FactSet","facts":[{"title":"Node","value":"gpu-1"},{"title":"GPU","value":"0"},{"title":"UUID","value":"GPU-a"},{"title":"Product","value":"NVIDIA H100 80GB HBM3"},{"title":"Health","value":"warn"},{"title":"Temperature","value":"60C"},{"title":"ECC errors","value":"3"},{"title":"Reasons","value":"power 701W >= 100% of 700W"}]}]}}]}
 X
 
@@ -142,8 +142,57 @@ check_output 'gpu records (gpu-probe -i) are read too; a MIG device is named wit
 	'gpu-alert -T 90.5 -u good.url probe.ndjson && bodies '"$m"' | jq -r .text' <<'X'
 {"kind":"alert","node":"h1","device":"MIG-GPU-1/1/0","event":"unhealthy","sent":true,"tries":1}
 {"kind":"alert","node":"h1","device":"MIG-GPU-1/1/0","event":"temperature","sent":true,"tries":1}
-GPU 0 (MIG 1g.10gb) on node h1 is unhealthy: temperature 91C >= 90C
+GPU 0 (MIG 1g.10gb) on node h1 is unhealthy: temperature 91C &gt;= 90C
 GPU 0 (MIG 1g.10gb) on node h1 is at 91C (threshold 90.5C)
+X
+
+# What anyone who may annotate a node can write (health reasons here; a
+# product or a node name the same) is escaped for the markup of each
+# format and shows as written: no <!channel> for Slack, no link, list or
+# emphasis for Teams. -n: the bodies, nothing posted.
+HOSTILE='["- <!channel> & <https://evil.example|click> *bold* _it_ ~s~ `c` \\","[x](https://evil.example) #1\n2. two\n  + three"]'
+node ADDED gpu-x "[$(dev GPU-x 0 unhealthy 40 0 "$HOSTILE")]" >hostile.ndjson
+node ADDED gpu-x "[$(dev GPU-x 0 unhealthy 40 0 '["Xid 79"]')]" >one-x.ndjson
+check_output 'Slack: &, < and > of a record as &amp;, &lt; and &gt;, in the text and in the fields' \
+	'gpu-alert -n -u good.url hostile.ndjson | jq -r ".body | .text, (.attachments[0].fields[] | select(.title == \"Reasons\") | .value)"' <<'X'
+GPU 0 on node gpu-x is unhealthy: - &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt; *bold* _it_ ~s~ `c` \; [x](https://evil.example) #1
+2. two
+  + three
+- &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt; *bold* _it_ ~s~ `c` \
+[x](https://evil.example) #1
+2. two
+  + three
+X
+check_output 'Teams: a backslash before what Markdown acts on, and before list markers at the start of a line' \
+	'gpu-alert -n -f teams -u good.url hostile.ndjson | jq -r ".body.attachments[0].content.body | .[0].text, (.[1].facts[] | select(.title == \"Reasons\") | .value)"' <<'X'
+GPU 0 on node gpu-x is unhealthy: - \<!channel> \& \<https://evil.example|click> \*bold\* \_it\_ \~s\~ \`c\` \\; \[x\](https://evil.example) #1
+2\. two
+  \+ three
+\- \<!channel> \& \<https://evil.example|click> \*bold\* \_it\_ \~s\~ \`c\` \\; \[x\](https://evil.example) #1
+2\. two
+  \+ three
+X
+
+# A URL's scheme is any case (RFC 3986): HTTP:// is http://; file:// and
+# the other schemes are refused in any case, and never printed.
+printf '%s\n' "HTTP://127.0.0.1:$PORT/upper" >upper.url
+printf '%s\n' "HtTp://127.0.0.1:$PORT/mixed" >mixed.url
+m=$(mark)
+check_output 'HTTP:// and HtTp:// are http URLs: delivered' \
+	'gpu-alert -u upper.url one-x.ndjson && gpu-alert -u mixed.url one-x.ndjson && since '"$m"' | jq -r .path' <<'X'
+{"kind":"alert","node":"gpu-x","device":"GPU-x","event":"unhealthy","sent":true,"tries":1}
+{"kind":"alert","node":"gpu-x","device":"GPU-x","event":"unhealthy","sent":true,"tries":1}
+/upper
+/mixed
+X
+check_output 'file://, FILE://, Ftp:// and gopher:// are no webhook: named, the URL never printed, exit 1' '
+	for u in file:///etc/passwd FILE:///etc/passwd Ftp://127.0.0.1/x gopher://127.0.0.1/x; do
+		printf "%s\n" "$u" >scheme.url; gpu-alert -u scheme.url one-x.ndjson 2>&1; echo "exit $?"
+	done | sort | uniq -c | sed "s/^ *//"' <<'X'
+4 exit 1
+4 gpu-alert: file scheme.url: not an http(s) URL: 1 alert dropped
+4 gpu-alert: file scheme.url: not an http(s) URL: alerts are dropped until it is there
+4 {"kind":"alert","node":"gpu-x","device":"GPU-x","event":"unhealthy","sent":false,"tries":0}
 X
 
 BAD='["Xid 48: double bit ECC error"]'

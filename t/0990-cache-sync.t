@@ -46,12 +46,16 @@ final() {
 
 check "-h prints the usage" 'cache-sync -h | head -n 1 | grep -qx "usage: cache-sync \[-nu\] \[-d dir\] \[-s socket\] \[-b budget\] \[-f min-free\] \[-j jobs\]"'
 check_output "bad options exit 2, naming the option" '
-	for a in "-b lots" "-f 120%" "-j 0" "-l [1]" "-t x"; do
+	for a in "-b lots" "-b 0" "-b 0Gi" "-f 120%" "-j 0" "-l [1]" "-t x"; do
 		# shellcheck disable=SC2086
 		cache-sync $a -d "$PWD/x" </dev/null; echo "$a: $?"
 	done 2>&1' <<'EOF'
 cache-sync: -b lots: not a quantity of bytes (100Gi, 500M)
 -b lots: 2
+cache-sync: -b 0: a budget of 0 bytes; leave -b out for no limit
+-b 0: 2
+cache-sync: -b 0Gi: a budget of 0 bytes; leave -b out for no limit
+-b 0Gi: 2
 cache-sync: -f 120%: a percentage is 0% to 99%
 -f 120%: 2
 cache-sync: -j 0: not a number from 1
@@ -186,6 +190,32 @@ cache-sync: bad.ndjson:8: models item md: repoId "../../etc" is not org/name of 
 cache-sync: bad.ndjson:9: invalid JSON at column 3: invalid token near 'not'
 EOF
 check "a dry run (-n) changed nothing: the model is still held" 'test -L cache/r && test -d cache/hub_cache/models--org--m'
+
+# pathNames the cache keeps for itself: refused when the plan is read,
+# naming the field, not failed later on the disk (IOError); names that
+# merely look alike are the items'.
+cat >reserved.ndjson <<EOF
+{"name":"hc","type":"gitRepo","gitRepo":{"url":"http://127.0.0.1:$gport/r.git","pathName":"hub_cache"}}
+{"name":"t1","type":"gitRepo","gitRepo":{"url":"http://127.0.0.1:$gport/r.git","pathName":"r.tmp-42"}}
+{"name":"t2","type":"gitRepo","gitRepo":{"url":"http://127.0.0.1:$gport/r.git","pathName":"r.tmp-42-7"}}
+{"name":"ok1","type":"gitRepo","gitRepo":{"url":"http://127.0.0.1:$gport/r.git","pathName":"r.tmp-x"}}
+{"name":"ok2","type":"gitRepo","gitRepo":{"url":"http://127.0.0.1:$gport/r.git","pathName":"hub_cache2"}}
+EOF
+check_output "reserved pathNames are invalid items, named with the field; the others are planned" '
+	cs -n reserved.ndjson >res.out 2>res.err; echo "exit $?"
+	jq -r "select(.name | IN(\"hc\", \"t1\", \"t2\", \"ok1\", \"ok2\")) | [.name, .phase, .message // \"\"] | join(\" \")" res.out | sort -u
+	cat res.err' <<'EOF'
+exit 1
+hc failed gitRepo item hc: pathName "hub_cache" is reserved: the models' directory
+ok1 pending 
+ok2 pending 
+t1 failed gitRepo item t1: pathName "r.tmp-42" is reserved: a temporary name (NAME.tmp-N) of the cache's
+t2 failed gitRepo item t2: pathName "r.tmp-42-7" is reserved: a temporary name (NAME.tmp-N) of the cache's
+cache-sync: reserved.ndjson:1: gitRepo item hc: pathName "hub_cache" is reserved: the models' directory
+cache-sync: reserved.ndjson:2: gitRepo item t1: pathName "r.tmp-42" is reserved: a temporary name (NAME.tmp-N) of the cache's
+cache-sync: reserved.ndjson:3: gitRepo item t2: pathName "r.tmp-42-7" is reserved: a temporary name (NAME.tmp-N) of the cache's
+EOF
+check "the models' directory is as it was" 'test -d cache/hub_cache/models--org--m && ! test -L cache/hub_cache'
 
 # ---- failures, each leaving nothing behind ----
 cat >fail.ndjson <<EOF

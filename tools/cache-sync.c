@@ -59,7 +59,6 @@
 	"[-a authfile] [-l labels] [file ...]\n"
 
 #define DEFAULT_DIR "/var/lib/canhazgpu-cache"
-#define HUB_DIR "hub_cache"
 
 static void
 help(void)
@@ -345,7 +344,7 @@ is_hex_commit(const char *s)
 static int
 item_parse(struct item *it, json_t *rec)
 {
-	const char *type;
+	const char *type, *why;
 	json_t *sub;
 	char buf[256];
 
@@ -387,6 +386,11 @@ item_parse(struct item *it, json_t *rec)
 				"gitRepo item %s: pathName \"%s\" is not one "
 				"directory name of A-Z a-z 0-9 . _ -",
 				it->name, it->path_name);
+		if ((why = ck_name_reserved(it->path_name)))
+			return invalid(it,
+				"gitRepo item %s: pathName \"%s\" is reserved: "
+				"%s",
+				it->name, it->path_name, why);
 		if (!(it->branch = str_at(sub, "branch")))
 			it->branch = "main";
 		it->commit = str_at(sub, "commit");
@@ -1015,6 +1019,13 @@ options(int argc, char **argv)
 					"-b %s: not a quantity of bytes (100Gi, "
 					"500M)",
 					optarg);
+			/* no budget is -b left out; 0 is not a spelling
+			 * of it, nor a cache that holds nothing */
+			if (o.budget == 0)
+				err_die(HAZ_USAGE,
+					"-b %s: a budget of 0 bytes; leave -b "
+					"out for no limit",
+					optarg);
 			break;
 		case 'd': o.dir = optarg; break;
 		case 'f': {
@@ -1242,7 +1253,7 @@ main(int argc, char **argv)
 
 	err_init(argv[0]);
 	options(argc, argv);
-	hub = easprintf("%s/" HUB_DIR, o.dir);
+	hub = easprintf("%s/" CK_HUB_DIR, o.dir);
 	lock_dir();
 	state_load();
 	curl_global_init(CURL_GLOBAL_DEFAULT);

@@ -136,20 +136,22 @@ static void
 window_arg(struct opts *o, const char *arg)
 {
 	const char *comma = strchr(arg, ',');
-	char *first;
-	int ok;
+	char *first, why[128], msg[512];
 
 	if (!comma)
 		bad_option("-V %s: expected notbefore,notafter (RFC 3339)",
 			arg);
 	first = estrdup(arg);
 	first[comma - arg] = '\0';
-	ok = x509_parse_time(first, &o->not_before) == 0 &&
-		x509_parse_time(comma + 1, &o->not_after) == 0;
+	if (x509_parse_time(first, &o->not_before, why, sizeof why) < 0)
+		snprintf(msg, sizeof msg, "-V %s: notbefore: %s", arg, why);
+	else if (x509_parse_time(comma + 1, &o->not_after, why, sizeof why) < 0)
+		snprintf(msg, sizeof msg, "-V %s: notafter: %s", arg, why);
+	else
+		msg[0] = '\0';
 	free(first);
-	if (!ok)
-		bad_option("-V %s: expected notbefore,notafter (RFC 3339)",
-			arg);
+	if (msg[0])
+		bad_option("%s", msg);
 	if (o->not_after <= o->not_before)
 		bad_option("-V %s: notafter must come after notbefore", arg);
 	o->window_set = 1;

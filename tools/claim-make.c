@@ -9,7 +9,8 @@
  *         range, health one of its values, node a node name) and are
  *         gathered per node until the end of input; a bad one, or one
  *         giving a device name the node already has, is refused (warned,
- *         exit 1) and the others go on;
+ *         exit 1) and the others go on; the text of a hold (below) over
+ *         its bound is cut to it instead (gobj_bound_held), said once;
  *         each node then becomes a Node object with GPU feature discovery
  *         and AgentaFlow labels and annotations (with -x also its
  *         nvidia.com/ extended resources in status) and ResourceSlices of
@@ -142,6 +143,7 @@ struct ctx {
 	int batch_bad;     /* a record or write of this batch failed */
 
 	json_t *unserved; /* GPUNode apiVersions not served, said so */
+	json_t *cut_told; /* "node/device/member": a hold's text cut, said */
 };
 
 static const char usage_text[] =
@@ -435,15 +437,63 @@ check_object(struct nd_reader *r, const json_t *rec)
 	return 0;
 }
 
+/* The members of a record's hold that gobj_bound_held cut. */
+struct cuts {
+	int n;
+	struct {
+		const char *member;
+		size_t was, now;
+	} at[8];
+};
+
+static void
+note_cut(const char *member, size_t was, size_t now, void *arg)
+{
+	struct cuts *k = arg;
+
+	if (k->n < (int)(sizeof k->at / sizeof *k->at)) {
+		k->at[k->n].member = member;
+		k->at[k->n].was = was;
+		k->at[k->n].now = now;
+		k->n++;
+	}
+}
+
+/* tell_cuts warns of each member of a hold cut to its bound, once a run
+ * per node, device and member. */
+static void
+tell_cuts(struct ctx *c, struct nd_reader *r, const char *node,
+	const char *device, const struct cuts *k)
+{
+	char *key;
+	int i;
+
+	for (i = 0; i < k->n; i++) {
+		key = easprintf("%s/%s/%s", node, device, k->at[i].member);
+		if (!json_object_get(c->cut_told, key)) {
+			json_object_set_new(c->cut_told, key, json_true());
+			/* a note, not a bad record: nd_warn would fail it */
+			err_warn("%s:%ld: gpu: node \"%s\" device \"%s\": "
+				 "held.%s of %zu bytes cut to %zu",
+				r->name, r->recno, node, device,
+				k->at[i].member, k->at[i].was, k->at[i].now);
+		}
+		free(key);
+	}
+}
+
 /* take_gpu checks a gpu record and gathers it for its node; warns and
- * returns -1 when it is bad or names a device its node already has. */
+ * returns -1 when it is bad or names a device its node already has. A
+ * hold's text over its bound is cut, not refused (gobj_bound_held). */
 static int
 take_gpu(struct ctx *c, struct nd_reader *r, json_t *rec)
 {
 	char why[512], name[GOBJ_DEVICE_NAME_MAX], *where_at;
+	struct cuts cut = {0};
 	const char *node;
 	json_t *seen, *where;
 
+	gobj_bound_held(rec, note_cut, &cut);
 	if (gobj_check(rec, c->driver, why, sizeof why) < 0) {
 		nd_warn(r, "gpu: %s", why);
 		return -1;
@@ -454,6 +504,7 @@ take_gpu(struct ctx *c, struct nd_reader *r, json_t *rec)
 		json_object_set_new(c->names, node, seen);
 	}
 	gobj_device_name(rec, name);
+	tell_cuts(c, r, node, name, &cut);
 	if ((where = json_object_get(seen, name))) {
 		nd_warn(r,
 			"gpu: node \"%s\" already has device \"%s\", from %s",
@@ -1098,6 +1149,7 @@ main(int argc, char **argv)
 	c.fixed = json_array();
 	c.names = json_object();
 	c.unserved = json_object();
+	c.cut_told = json_object();
 	parse_args(&c, argc, argv);
 	c.now_fixed = getenv("K8SHAZGPU_NOW") != NULL;
 	c.now = (time_t)env_seconds("K8SHAZGPU_NOW", (long long)time(NULL));
@@ -1119,5 +1171,6 @@ main(int argc, char **argv)
 	json_decref(c.fixed);
 	json_decref(c.names);
 	json_decref(c.unserved);
+	json_decref(c.cut_told);
 	return nd_finish(c.status);
 }

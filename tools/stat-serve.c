@@ -20,11 +20,21 @@
  * the requests in flight; with -P also when the process that started it
  * dies, so a wrapper killed outright leaves no server holding its port.
  *
+ * The server is lib/httpd's, plain HTTP, and its bounds keep /healthz
+ * answered whatever other clients do (see gate.h): a request must arrive
+ * whole within REQUEST_TIMEOUT seconds of the connection's start, however
+ * slowly its bytes come; a client address holds at most PER_IP
+ * connections and all together MAX_CONNECTIONS, a new one taking the
+ * place of the one that has waited longest. So connections trickling a
+ * byte at a time, from one address or many, are closed at their deadline
+ * or as soon as a probe comes, and the probe is answered.
+ *
  * The metrics file is never opened unless stat(2) says it is a regular
  * file, then opened with O_NONBLOCK and checked again, and read up to its
  * bound: a FIFO, a device (/dev/zero), a directory or a file growing
- * without end cannot hold a request, let alone the server. Each
- * connection has a thread of its own, so a slow one holds no other.
+ * without end cannot hold a request, let alone the server. Connections
+ * are served by a pool of threads polling them: a slow one holds no
+ * thread.
  *
  * -c FILE checks FILE as /metrics would serve it: silent with status 0
  * when it would be served, else the reason and status 1.
@@ -45,9 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
 #include "err.h"
+#include "httpd.h"
 #include "prom.h"
 
 static const char usage_text
@@ -56,8 +65,12 @@ static const char usage_text
 
 enum {
 	MAX_METRICS = 1 << 20, /* bytes of the metrics file served */
-	MAX_CONNECTIONS = 32,  /* at once, each with its thread */
+	MAX_CONNECTIONS = 32,  /* at once */
+	PER_IP = 8,            /* at once from one address */
+	REQUEST_TIMEOUT = 5,   /* seconds a request may take to arrive */
 	IDLE_TIMEOUT = 10,     /* seconds a quiet connection is kept */
+	THREADS = 2,           /* polling the connections */
+	MAX_BODY = 4096,       /* bytes of a request body kept (none used) */
 };
 
 struct conf {
@@ -294,29 +307,16 @@ answer(struct conf *cf, const char *method, const char *url, struct answer *a)
 
 /* ---- transport ---- */
 
-static enum MHD_Result
-route(void *arg, struct MHD_Connection *c, const char *url, const char *method,
-	const char *version, const char *data, size_t *size, void **state)
+static void
+handle(const struct httpd_req *q, struct httpd_reply *p, void *arg)
 {
 	struct answer a;
-	struct MHD_Response *r;
-	enum MHD_Result ret;
 
-	(void)version;
-	(void)data;
-	(void)size;
-	(void)state;
-	answer(arg, method, url, &a);
-	r = MHD_create_response_from_buffer(a.len, a.body,
-		MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(a.body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a.type);
-	ret = MHD_queue_response(c, a.status, r);
-	MHD_destroy_response(r);
-	return ret;
+	answer(arg, q->method, q->path, &a);
+	p->status = (int)a.status;
+	p->content_type = a.type;
+	p->body = a.body;
+	p->len = a.len;
 }
 
 /* check is -c: whether file would be served. */
@@ -341,8 +341,17 @@ main(int argc, char **argv)
 {
 	struct conf cf = {".", 60, PTHREAD_MUTEX_INITIALIZER, ""};
 	const char *addr = "127.0.0.1:9090", *checked = NULL;
+	struct httpd_opts o = {.threads = THREADS,
+		.max_body = MAX_BODY,
+		.idle_timeout = IDLE_TIMEOUT,
+		.request_timeout = REQUEST_TIMEOUT,
+		.max_connections = MAX_CONNECTIONS,
+		.per_ip = PER_IP,
+		.handler = handle,
+		.arg = &cf};
 	struct sockaddr_in sa;
-	struct MHD_Daemon *d;
+	struct httpd *h;
+	char err[512];
 	sigset_t sigs;
 	char *end;
 	int ch, sig, with_parent = 0;
@@ -388,15 +397,10 @@ main(int argc, char **argv)
 	if (with_parent &&
 		(prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() == 1))
 		return HAZ_OK;
-	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION |
-			MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG,
-		0, NULL, NULL, route, &cf, MHD_OPTION_SOCK_ADDR, &sa,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT,
-		MHD_OPTION_END);
-	if (!d)
-		err_die(HAZ_FAIL, "%s: cannot listen:", addr);
+	o.listen = addr;
+	if (!(h = httpd_start(&o, err, sizeof err)))
+		err_die(HAZ_FAIL, "%s", err);
 	sigwait(&sigs, &sig);
-	MHD_stop_daemon(d);
+	httpd_stop(h, 5);
 	return HAZ_OK;
 }
