@@ -19,17 +19,7 @@ unset K8SHAZGPU_REDIS_PASSWORD K8SHAZGPU_REDIS_DB USERNAME
 NOW=1795000000
 T0=2026-11-18T11:06:40Z
 gr() { K8SHAZGPU_NOW=$NOW gpu-reserve "$@"; }
-# keys: every canhazgpu key and its value, sorted.
-keys() {
-	rcli --scan --pattern 'canhazgpu:*' | sort | while read -r k; do
-		case $(rcli type "$k") in
-		string) printf '%s %s\n' "$k" "$(rcli get "$k")" ;;
-		zset) printf '%s %s\n' "$k" "$(rcli zrange "$k" 0 -1 withscores | tr '\n' ' ')" ;;
-		set) printf '%s %s\n' "$k" "$(rcli smembers "$k" | sort | tr '\n' ' ')" ;;
-		hash) printf '%s %s\n' "$k" "$(rcli hgetall "$k" | paste -d= - - | sort | tr '\n' ' ')" ;;
-		esac
-	done
-}
+keys() { ledger_keys; }
 # fresh N: an empty pool of N GPUs.
 fresh() { rcli flushdb >/dev/null && rcli set canhazgpu:gpu_count "$1" >/dev/null && rcli set canhazgpu:provider nvidia >/dev/null; }
 # out CMD...: CMD's stdout, then "exit N", then its stderr.

@@ -20,15 +20,7 @@ unset K8SHAZGPU_REDIS_PASSWORD K8SHAZGPU_REDIS_DB USERNAME NO_COLOR
 # 1795000000 is 2026-11-18T11:06:40Z.
 NOW=1795000000
 gr() { K8SHAZGPU_NOW=$NOW gpu-reserve "$@"; }
-keys() {
-	rcli --scan --pattern 'canhazgpu:*' | sort | while read -r k; do
-		case $(rcli type "$k") in
-		string) printf '%s %s\n' "$k" "$(rcli get "$k")" ;;
-		zset) printf '%s %s\n' "$k" "$(rcli zrange "$k" 0 -1 | tr '\n' ' ')" ;;
-		set) printf '%s %s\n' "$k" "$(rcli smembers "$k" | sort | tr '\n' ' ')" ;;
-		esac
-	done
-}
+keys() { ledger_keys; }
 fresh() { rcli flushdb >/dev/null && rcli set canhazgpu:gpu_count "$1" >/dev/null; }
 out() {
 	"$@" >o.out 2>o.err

@@ -10,6 +10,7 @@
 #                               valgrind when the tools are)
 #   skip_all 'why'              skip the whole script
 #   start_redis / rcli ARGS...  a redis-server of this script's own; redis-cli on it
+#   ledger_keys                 every canhazgpu:* key on it and its value, sorted
 #
 # Each script runs in its own fresh scratch directory t/trash/<script>/.
 set -u
@@ -182,4 +183,17 @@ rcli() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
 done_testing() {
 	echo "1..$t_n"
 	[ "$t_failed" -eq 0 ]
+}
+
+# ledger_keys: every canhazgpu key of the script's redis and its value
+# (sets, hashes sorted; sorted sets with their scores), sorted by key.
+ledger_keys() {
+	rcli --scan --pattern 'canhazgpu:*' | sort | while read -r k; do
+		case $(rcli type "$k") in
+		string) printf '%s %s\n' "$k" "$(rcli get "$k")" ;;
+		zset) printf '%s %s\n' "$k" "$(rcli zrange "$k" 0 -1 withscores | tr '\n' ' ')" ;;
+		set) printf '%s %s\n' "$k" "$(rcli smembers "$k" | sort | tr '\n' ' ')" ;;
+		hash) printf '%s %s\n' "$k" "$(rcli hgetall "$k" | paste -d= - - | sort | tr '\n' ' ')" ;;
+		esac
+	done
 }
