@@ -155,7 +155,7 @@ entry_record(const char *raw, size_t len, long long pos, const char *id,
 {
 	json_error_t jerr;
 	json_t *e = json_loadb(raw, len, 0, &jerr), *r, *ids, *v;
-	struct lg_time enq, hb;
+	struct lg_time enq, hb, wt;
 
 	if (!e || !json_is_object(e) ||
 		lg_time_parse(json_object_get(e, "enqueue_time"), &enq) ||
@@ -192,6 +192,14 @@ entry_record(const char *raw, size_t len, long long pos, const char *id,
 	json_object_set_new(r, "heartbeat", lg_time_json(&hb));
 	json_object_set_new(r, "waiting_s",
 		enq.set ? json_integer(now - enq.sec) : json_null());
+	/* a time (canhazgpu's form); the duration written before is none */
+	json_object_set_new(r, "wait_timeout",
+		json_is_string(json_object_get(e, "wait_timeout")) &&
+				!lg_time_parse(json_object_get(e,
+						       "wait_timeout"),
+					&wt)
+			? lg_time_json(&wt)
+			: json_null());
 	json_decref(e);
 	return r;
 }

@@ -402,9 +402,10 @@ lg_queue_entry(const struct lg_req *q)
 			json_integer((json_int_t)(q->duration * 1e9)));
 	if (q->note && *q->note)
 		json_object_set_new(entry, "note", json_string(q->note));
+	/* canhazgpu's wait_timeout is a time (the queue script writes it
+	 * from the clock it runs on), not a duration */
 	if (q->wait >= 0)
-		json_object_set_new(entry, "wait_timeout",
-			json_integer((json_int_t)(q->wait * 1e9)));
+		json_object_set_new(entry, "wait_s", json_real(q->wait));
 	return entry;
 }
 

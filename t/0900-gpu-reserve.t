@@ -590,8 +590,8 @@ q1=$!
 eventually 10 queued 1
 id1=$(rcli zrange canhazgpu:queue 0 0)
 check_output 'a blocked request waits in canhazgpu'"'"'s queue' 'gr queue | sed "s/$id1/ID/"; rcli get "canhazgpu:queue:entry:$id1" | sed "s/$id1/ID/"; rcli zscore canhazgpu:queue "$id1"' <<'EOF2'
-{"kind":"queue-entry","position":1,"id":"ID","user":"bob","actual_user":"alice","requested":2,"requested_ids":null,"allocated":[],"type":"manual","enqueued":"2026-11-18T11:06:40Z","heartbeat":"2026-11-18T11:06:40Z","waiting_s":0}
-{"id":"ID","user":"bob","actual_user":"alice","requested_count":2,"allocated_gpus":[],"reservation_type":"manual","expiry_duration":1800000000000,"enqueue_time":"2026-11-18T11:06:40Z","last_heartbeat":"2026-11-18T11:06:40Z","wait_timeout":60000000000}
+{"kind":"queue-entry","position":1,"id":"ID","user":"bob","actual_user":"alice","requested":2,"requested_ids":null,"allocated":[],"type":"manual","enqueued":"2026-11-18T11:06:40Z","heartbeat":"2026-11-18T11:06:40Z","waiting_s":0,"wait_timeout":"2026-11-18T11:07:40Z"}
+{"id":"ID","user":"bob","actual_user":"alice","requested_count":2,"allocated_gpus":[],"reservation_type":"manual","expiry_duration":1800000000000,"enqueue_time":"2026-11-18T11:06:40Z","last_heartbeat":"2026-11-18T11:06:40Z","wait_timeout":"2026-11-18T11:07:40Z"}
 1.795e+18
 EOF2
 gr release -G 2 >/dev/null
