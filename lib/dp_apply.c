@@ -9,7 +9,10 @@
  * data and each file's sha256 are checked (else DP_CORRUPT), every path
  * and link target must stay inside its tree (else DP_ESCAPE), and every
  * file the pack changes must be the base's (git blob id) or already the
- * pack's (else DP_BASE), all before the first write. Then deletes, files
+ * pack's (else DP_BASE), all before the first write. No read is
+ * unbounded: a pack is at most DP_PACK_MAX bytes, and the sizes
+ * index.json gives are held against the chunks' before memory is taken
+ * for them. Then deletes, files
  * (temporary name, fchmod, rename) and symlinks land, every directory
  * reached from the tree's fd one O_NOFOLLOW step at a time, and the
  * marker .k8shazgpu-pack, holding the pack's hash, is written last: a
@@ -114,8 +117,9 @@ where(const struct pack *p, size_t off, char *out, size_t cap)
 	return out;
 }
 
-/* read_fd reads fd to its end into a new buffer: at most max bytes,
- * *over set when there were more. 0, or -1 with errno. */
+/* read_fd reads fd to its end into a new buffer of at most max + 1
+ * bytes: at most max bytes, *over set when there were more (a regular
+ * file longer than max is not read at all). 0, or -1 with errno. */
 static int
 read_fd(int fd, size_t max, unsigned char **out, size_t *len, int *over)
 {
@@ -128,14 +132,22 @@ read_fd(int fd, size_t max, unsigned char **out, size_t *len, int *over)
 	*over = 0;
 	if (fstat(fd, &st) < 0)
 		return -1;
+	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max) {
+		*over = 1;
+		*out = emalloc(1);
+		*len = 0;
+		return 0;
+	}
 	cap = (st.st_size > 0 && (uintmax_t)st.st_size < max
 			      ? (size_t)st.st_size
 			      : 4096) +
 		1;
+	if (cap > max + 1)
+		cap = max + 1;
 	buf = emalloc(cap);
 	for (;;) {
 		if (n == cap) {
-			cap *= 2;
+			cap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
 			buf = erealloc(buf, cap);
 		}
 		got = read(fd, buf + n, cap - n);
@@ -248,10 +260,14 @@ load_file(struct pack *p, const char *file)
 	int over;
 
 	p->name = file;
-	if (read_at(AT_FDCWD, file, SIZE_MAX / 2, &p->buf, &p->len, &over) <
-		0) {
+	if (read_at(AT_FDCWD, file, DP_PACK_MAX, &p->buf, &p->len, &over) < 0) {
 		err_warn("%s: read:", file);
 		return HAZ_FAIL;
+	}
+	if (over) {
+		err_warn("%s: over %zu bytes, the most a pack may have", file,
+			DP_PACK_MAX);
+		return DP_CORRUPT;
 	}
 	sha256_buf(p->buf, p->len, p->sha);
 	return 0;
@@ -296,6 +312,12 @@ parse_index(struct pack *p, json_t *idx, const char *at, const char **want)
 		err_warn("%s: \"size\": not a byte count", at);
 		return DP_CORRUPT;
 	}
+	if (size > DP_PACK_MAX) {
+		err_warn("%s: \"size\": %zu, over the %zu bytes a pack may "
+			 "have",
+			at, size, DP_PACK_MAX);
+		return DP_CORRUPT;
+	}
 	chunks = json_object_get(idx, "chunks");
 	if (!json_is_array(chunks) || json_array_size(chunks) == 0) {
 		err_warn("%s: \"chunks\": not a non-empty array", at);
@@ -334,8 +356,10 @@ parse_index(struct pack *p, json_t *idx, const char *at, const char **want)
 		}
 		memcpy(p->chunks[i].key, key, sizeof key);
 		p->chunks[i].off = sum;
-		if (p->chunks[i].len > SIZE_MAX / 2 - sum) {
-			err_warn("%s: chunks[%zu]: \"size\": too big", at, i);
+		if (p->chunks[i].len > size - sum) {
+			err_warn("%s: chunks[%zu]: \"size\": the chunks hold "
+				 "more than the %zu bytes \"size\" says",
+				at, i, size);
 			return DP_CORRUPT;
 		}
 		sum += p->chunks[i].len;
@@ -392,16 +416,43 @@ load_index(struct pack *p, const char *dir, char want[65])
 }
 
 /* load_chunks reads the chunks index.json names into one buffer, each
- * chunk's size and sha256 checked, then hashes the whole pack. */
+ * chunk's size and sha256 checked, then hashes the whole pack. Every
+ * chunk must be a regular file of the size index.json says before the
+ * buffer is allocated, so that no size it lies about costs memory. */
 static int
 load_chunks(struct pack *p)
 {
 	unsigned char *part;
 	char at[PATH_MAX + 64], sha[65];
 	const char *want;
+	struct stat st;
 	size_t i, len;
 	int over;
 
+	for (i = 0; i < p->nchunks; i++) {
+		snprintf(at, sizeof at, "%s/%s", p->name, p->chunks[i].key);
+		if (fstatat(p->dirfd, p->chunks[i].key, &st, 0) < 0) {
+			if (errno != ENOENT) {
+				err_warn("%s: stat:", at);
+				return HAZ_FAIL;
+			}
+			err_warn("%s: missing: the pack is incomplete", at);
+			return DP_CORRUPT;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			err_warn("%s: not a regular file", at);
+			return DP_CORRUPT;
+		}
+		if ((uintmax_t)st.st_size != p->chunks[i].len) {
+			err_warn("%s: %s than the %zu bytes index.json says",
+				at,
+				(uintmax_t)st.st_size > p->chunks[i].len
+					? "more"
+					: "fewer",
+				p->chunks[i].len);
+			return DP_CORRUPT;
+		}
+	}
 	p->len = p->chunks[p->nchunks - 1].off + p->chunks[p->nchunks - 1].len;
 	p->buf = emalloc(p->len + 1);
 	for (i = 0; i < p->nchunks; i++) {
@@ -978,7 +1029,16 @@ struct ctx {
 
 /* What is at an entry's path: C_BLOCKED a non-directory on the way,
  * C_ESCAPE a symlink on the way (said already). */
-enum cur { C_ABSENT, C_FILE, C_LINK, C_DIR, C_OTHER, C_BLOCKED, C_ESCAPE };
+enum cur {
+	C_ABSENT,
+	C_FILE,
+	C_LINK,
+	C_DIR,
+	C_OTHER,
+	C_BIG, /* a file over DP_PACK_MAX, not read */
+	C_BLOCKED,
+	C_ESCAPE
+};
 
 struct found {
 	enum cur kind;
@@ -1080,13 +1140,19 @@ probe(struct ctx *c, const struct ent *x, struct found *f)
 			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			goto fail;
-		if (read_fd(fd, SIZE_MAX / 2, &buf, &len, &over) < 0) {
+		if (read_fd(fd, DP_PACK_MAX, &buf, &len, &over) < 0) {
 			e = errno;
 			close(fd);
 			errno = e;
 			goto fail;
 		}
 		close(fd);
+		if (over) {
+			free(buf);
+			f->kind = C_BIG;
+			close(dfd);
+			return 0;
+		}
 		data = emalloc(len + 32);
 		memcpy(data + 32, buf, len);
 		free(buf);
@@ -1136,6 +1202,10 @@ check(struct ctx *c, struct ent *x, const struct found *f)
 	case C_LINK: snprintf(found, sizeof found, "blob %s", f->blob); break;
 	case C_DIR: snprintf(found, sizeof found, "a directory"); break;
 	case C_OTHER: snprintf(found, sizeof found, "a special file"); break;
+	case C_BIG:
+		snprintf(found, sizeof found, "a file of over %zu bytes",
+			DP_PACK_MAX);
+		break;
 	case C_ESCAPE: break;
 	case C_BLOCKED:
 		snprintf(found, sizeof found, "a non-directory at %s/%.*s",

@@ -1945,7 +1945,7 @@ dp_parse_cap(const char *s, uint64_t *out)
 	case 'G':
 	case 'g': shift = 30, end++; break;
 	}
-	if (*end || v == 0 || v > (UINT64_C(1) << (63 - shift)) - 1)
+	if (*end || v == 0 || v > DP_PACK_MAX >> shift)
 		return -1;
 	*out = (uint64_t)v << shift;
 	return 0;

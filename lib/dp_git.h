@@ -49,8 +49,8 @@ struct dp_opts {
 int dp_pack(const struct dp_opts *o);
 
 /* dp_parse_cap reads a cap: decimal bytes with an optional K, M or G
- * (1024-based) suffix, at least 1 and below 2^63: 0, or -1 when s is
- * none of that. */
+ * (1024-based) suffix, from 1 to DP_PACK_MAX: 0, or -1 when s is none
+ * of that. */
 int dp_parse_cap(const char *s, uint64_t *out);
 
 #endif

@@ -248,6 +248,7 @@ check_output 'bad options: status 2' '
 	must_fail 2 diff-pack -x 0 2>&1 | head -n 1
 	must_fail 2 diff-pack -x 1T 2>&1 | head -n 1
 	must_fail 2 env K8SHAZGPU_PACK_CAP=lots diff-pack 2>&1 | head -n 1
+	must_fail 2 diff-pack -x 268435457 2>&1 | head -n 1
 	must_fail 2 diff-pack -k p 2>&1 | head -n 1
 	must_fail 2 diff-pack -n ns 2>&1 | head -n 1
 	must_fail 2 diff-pack -k p -n ns -l novalue 2>&1 | head -n 1
@@ -258,9 +259,10 @@ check_output 'bad options: status 2' '
 	must_fail 2 diff-pack -u 2>&1 | head -n 1
 	must_fail 2 diff-pack --install x -u 2>&1 | head -n 1
 	must_fail 2 diff-pack extra 2>&1 | head -n 1' <<'EOF'
-diff-pack: -x 0: not a size (8M, 512K, 1G)
-diff-pack: -x 1T: not a size (8M, 512K, 1G)
-diff-pack: K8SHAZGPU_PACK_CAP=lots: not a size (8M, 512K, 1G)
+diff-pack: -x 0: not a size from 1 to 256M (8M, 512K)
+diff-pack: -x 1T: not a size from 1 to 256M (8M, 512K)
+diff-pack: K8SHAZGPU_PACK_CAP=lots: not a size from 1 to 256M (8M, 512K)
+diff-pack: -x 268435457: not a size from 1 to 256M (8M, 512K)
 diff-pack: -k and -n go together
 diff-pack: -k and -n go together
 diff-pack: -l novalue: not K=V
@@ -430,8 +432,8 @@ check 'that pack applied onto the base gives the work tree' '
 	diff -u want got && cmp edges/vllm/b.py/z.py et/vllm/b.py/z.py'
 check 'the narrowed diff and the whole one give the same packs' '
 	for d in work edges native big; do
-		diff-pack -C $d -x 1G -o n.pack >/dev/null 2>&1 &&
-		K8SHAZGPU_DP_WHOLE=1 diff-pack -C $d -x 1G -o w.pack >/dev/null 2>&1 &&
+		diff-pack -C $d -x 256M -o n.pack >/dev/null 2>&1 &&
+		K8SHAZGPU_DP_WHOLE=1 diff-pack -C $d -x 256M -o w.pack >/dev/null 2>&1 &&
 		cmp n.pack w.pack || exit 1
 	done'
 cp -a edges nested && git init -q nested/extra/inner

@@ -3,7 +3,8 @@
 # built here byte by byte as diff-pack(1) describes them, applied onto a
 # tree and a package directory found as in an image; then every way a
 # pack can be corrupt (5), not match the image (6) or try to leave its
-# tree (7), each leaving every file as it was.
+# tree (7), each leaving every file as it was. Every read is bounded:
+# -f /dev/zero, and an index.json that lies about sizes, are 5.
 . "$(dirname "$0")/lib.sh"
 
 # The pack must set the modes itself, whatever the umask.
@@ -193,7 +194,8 @@ exit 6
 EOF
 
 # A pack that names an already-applied state is not a mismatch: the
-# mode alone differing is applied.
+# mode alone differing is applied. An image's file over 256 MiB where
+# the pack puts one is no base file, and is not read.
 image modes
 chmod 755 modes/tools/run.sh
 begin
@@ -203,6 +205,13 @@ check_output 'a mode change alone is applied' \
 	'unit dp_apply -f mode.pack -t modes -P "$PKG" && stat -c %A modes/tools/run.sh' <<EOF
 {"kind":"unpack","sha256":"$(sha mode.pack)","tree":"modes","pkgdir":"$PKG","put":1,"link":0,"del":0,"skipped":0,"already":false}
 -rw-r--r--
+EOF
+image modes && truncate -s 300M modes/tools/run.sh
+check_output 'a file of the image over 256 MiB: 6, not read' \
+	'unit dp_apply -f mode.pack -t modes -P "$PKG" 2>&1; echo "exit $?"' <<EOF
+dp_apply: modes/tools/run.sh: base blob mismatch: expected blob $(blob run.sh), found a file of over 268435456 bytes
+dp_apply: mode.pack: nothing written
+exit 6
 EOF
 
 # Escapes: each pack below tries to leave esc/in/tree; esc/out must
@@ -320,6 +329,29 @@ corrupt 'a chunk key out of place' '-d badvol' \
 	'dp_apply: badvol/index.json: chunks[1]: "key": not "pack.001"'
 rm -rf badvol && mkdir badvol
 corrupt 'no index.json' '-d badvol' 'dp_apply: badvol/index.json: missing: the pack is incomplete'
+
+# Every read is bounded: no pack is over 256 MiB, and the sizes
+# index.json gives are checked against the chunks before any memory is
+# given to them.
+corrupt '-f /dev/zero: read no further than 256 MiB' '-f /dev/zero' \
+	'dp_apply: /dev/zero: over 268435456 bytes, the most a pack may have'
+truncate -s 300M huge.pack
+corrupt 'a pack file over 256 MiB: not read' '-f huge.pack' \
+	'dp_apply: huge.pack: over 268435456 bytes, the most a pack may have'
+chunks good.pack badvol 300 &&
+	sed -i 's/"size":[0-9]*,"chunks"/"size":1152921504606846976,"chunks"/' badvol/..data/index.json
+corrupt 'index.json'"'"'s size a lie past 256 MiB' '-d badvol' \
+	'dp_apply: badvol/index.json: "size": 1152921504606846976, over the 268435456 bytes a pack may have'
+chunks good.pack badvol 300 &&
+	printf '{"kind":"pack-index","version":1,"sha256":"%s","size":200000000,"chunks":[{"key":"pack.000","size":200000000,"sha256":"%s"}]}' \
+		"$H" "$H" >badvol/..data/index.json
+corrupt 'a chunk'"'"'s size a lie under 256 MiB' '-d badvol' \
+	'dp_apply: badvol/pack.000: fewer than the 200000000 bytes index.json says'
+chunks good.pack badvol 300 && sed -i 's/"key":"pack.001","size":[0-9]*/"key":"pack.001","size":5000/' badvol/..data/index.json
+corrupt 'chunks holding more than index.json'"'"'s size' '-d badvol' \
+	'dp_apply: badvol/index.json: chunks[1]: "size": the chunks hold more than the '"$(size good.pack)"' bytes "size" says'
+chunks good.pack badvol 300 && rm badvol/..data/pack.001 && mkdir badvol/..data/pack.001
+corrupt 'a chunk that is no regular file' '-d badvol' 'dp_apply: badvol/pack.001: not a regular file'
 
 # Where the pack goes.
 image t3 && rm -rf "$ROOT"
