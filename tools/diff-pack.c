@@ -22,10 +22,15 @@
  * DEST for an init container. Built with -DDP_UNPACK_ONLY the tool does
  * only these two, links no libgit2 or libcurl, and links statically.
  *
+ * Pack mode reads no file of the work tree through a symbolic link, and
+ * refuses a pack whose paths unpack mode would refuse: the same checks
+ * (dp_path), made before the pack is sent.
+ *
  * Exit: 0 ok; 1 I/O error; 2 usage; 3 not a usable checkout, or no
  * target tree; 4 over the cap; 5 a corrupt pack, or one over 256 MiB;
- * 6 a base blob does not match; 7 a path escapes the tree; 8 no image for the
- * base (--check); 75 the registry or remote unreachable. */
+ * 6 a base blob does not match; 7 a path or link target escapes the tree
+ * (pack mode: one the unpacker would refuse); 8 no image for the base
+ * (--check); 75 the registry or remote unreachable. */
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
