@@ -7,9 +7,13 @@
  * size and sha256, the pack's sha256, the magic line, every field of the
  * manifest, the order and uniqueness of the paths, the layout of the
  * data and each file's sha256 are checked (else DP_CORRUPT), every path
- * and link target must stay inside its tree (else DP_ESCAPE), and every
- * file the pack changes must be the base's (git blob id) or already the
- * pack's (else DP_BASE), all before the first write. Then deletes, files
+ * must stay inside its tree and every link's target too, resolved
+ * through every link on its way, the pack's and the image's (dp_path;
+ * else DP_ESCAPE), and every file the pack changes must be the base's
+ * (git blob id) or already the pack's (else DP_BASE), all before the
+ * first write. No read is unbounded: a pack is at most DP_PACK_MAX
+ * bytes, and the sizes index.json gives are held against the chunks'
+ * before memory is taken for them. Then deletes, files
  * (temporary name, fchmod, rename) and symlinks land, every directory
  * reached from the tree's fd one O_NOFOLLOW step at a time, and the
  * marker .k8shazgpu-pack, holding the pack's hash, is written last: a
@@ -32,16 +36,17 @@
 #include <jansson.h>
 
 #include "dp_apply.h"
+#include "dp_path.h"
 #include "err.h"
 #include "sha1.h"
 #include "sha256.h"
 
 #define MAGIC "K8SHAZGPU-PACK 1\n"
 #define MAGIC_LEN (sizeof MAGIC - 1)
-#define MARKER ".k8shazgpu-pack"
+#define MARKER DP_PATH_MARKER
 /* One temporary name per directory: files land one at a time, and a run
  * after a crash removes what the crashed one left under it. */
-#define TMPNAME ".k8shazgpu-tmp"
+#define TMPNAME DP_PATH_TMP
 #define INDEX_MAX (1u << 20)
 #define DEFAULT_TREE "/vllm-workspace"
 
@@ -53,6 +58,7 @@ struct ent {
 	const char *path;   /* as in the pack */
 	const char *rel;    /* path under its root (vllm/ taken off) */
 	const char *target; /* link */
+	size_t target_len;
 	const char *sha256; /* put */
 	const char *base;   /* blob id, NULL: new */
 	int exec, pkg, skip;
@@ -76,6 +82,7 @@ struct pack {
 	json_t *index; /* its index.json */
 	json_t *manifest;
 	struct ent *ents;
+	struct dp_path_ent *pents; /* the same, as dp_path judges them */
 	size_t nents;
 };
 
@@ -114,8 +121,9 @@ where(const struct pack *p, size_t off, char *out, size_t cap)
 	return out;
 }
 
-/* read_fd reads fd to its end into a new buffer: at most max bytes,
- * *over set when there were more. 0, or -1 with errno. */
+/* read_fd reads fd to its end into a new buffer of at most max + 1
+ * bytes: at most max bytes, *over set when there were more (a regular
+ * file longer than max is not read at all). 0, or -1 with errno. */
 static int
 read_fd(int fd, size_t max, unsigned char **out, size_t *len, int *over)
 {
@@ -128,14 +136,22 @@ read_fd(int fd, size_t max, unsigned char **out, size_t *len, int *over)
 	*over = 0;
 	if (fstat(fd, &st) < 0)
 		return -1;
+	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max) {
+		*over = 1;
+		*out = emalloc(1);
+		*len = 0;
+		return 0;
+	}
 	cap = (st.st_size > 0 && (uintmax_t)st.st_size < max
 			      ? (size_t)st.st_size
 			      : 4096) +
 		1;
+	if (cap > max + 1)
+		cap = max + 1;
 	buf = emalloc(cap);
 	for (;;) {
 		if (n == cap) {
-			cap *= 2;
+			cap = cap > (max + 1) / 2 ? max + 1 : cap * 2;
 			buf = erealloc(buf, cap);
 		}
 		got = read(fd, buf + n, cap - n);
@@ -248,10 +264,14 @@ load_file(struct pack *p, const char *file)
 	int over;
 
 	p->name = file;
-	if (read_at(AT_FDCWD, file, SIZE_MAX / 2, &p->buf, &p->len, &over) <
-		0) {
+	if (read_at(AT_FDCWD, file, DP_PACK_MAX, &p->buf, &p->len, &over) < 0) {
 		err_warn("%s: read:", file);
 		return HAZ_FAIL;
+	}
+	if (over) {
+		err_warn("%s: over %zu bytes, the most a pack may have", file,
+			DP_PACK_MAX);
+		return DP_CORRUPT;
 	}
 	sha256_buf(p->buf, p->len, p->sha);
 	return 0;
@@ -296,6 +316,12 @@ parse_index(struct pack *p, json_t *idx, const char *at, const char **want)
 		err_warn("%s: \"size\": not a byte count", at);
 		return DP_CORRUPT;
 	}
+	if (size > DP_PACK_MAX) {
+		err_warn("%s: \"size\": %zu, over the %zu bytes a pack may "
+			 "have",
+			at, size, DP_PACK_MAX);
+		return DP_CORRUPT;
+	}
 	chunks = json_object_get(idx, "chunks");
 	if (!json_is_array(chunks) || json_array_size(chunks) == 0) {
 		err_warn("%s: \"chunks\": not a non-empty array", at);
@@ -334,8 +360,10 @@ parse_index(struct pack *p, json_t *idx, const char *at, const char **want)
 		}
 		memcpy(p->chunks[i].key, key, sizeof key);
 		p->chunks[i].off = sum;
-		if (p->chunks[i].len > SIZE_MAX / 2 - sum) {
-			err_warn("%s: chunks[%zu]: \"size\": too big", at, i);
+		if (p->chunks[i].len > size - sum) {
+			err_warn("%s: chunks[%zu]: \"size\": the chunks hold "
+				 "more than the %zu bytes \"size\" says",
+				at, i, size);
 			return DP_CORRUPT;
 		}
 		sum += p->chunks[i].len;
@@ -392,16 +420,43 @@ load_index(struct pack *p, const char *dir, char want[65])
 }
 
 /* load_chunks reads the chunks index.json names into one buffer, each
- * chunk's size and sha256 checked, then hashes the whole pack. */
+ * chunk's size and sha256 checked, then hashes the whole pack. Every
+ * chunk must be a regular file of the size index.json says before the
+ * buffer is allocated, so that no size it lies about costs memory. */
 static int
 load_chunks(struct pack *p)
 {
 	unsigned char *part;
 	char at[PATH_MAX + 64], sha[65];
 	const char *want;
+	struct stat st;
 	size_t i, len;
 	int over;
 
+	for (i = 0; i < p->nchunks; i++) {
+		snprintf(at, sizeof at, "%s/%s", p->name, p->chunks[i].key);
+		if (fstatat(p->dirfd, p->chunks[i].key, &st, 0) < 0) {
+			if (errno != ENOENT) {
+				err_warn("%s: stat:", at);
+				return HAZ_FAIL;
+			}
+			err_warn("%s: missing: the pack is incomplete", at);
+			return DP_CORRUPT;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			err_warn("%s: not a regular file", at);
+			return DP_CORRUPT;
+		}
+		if ((uintmax_t)st.st_size != p->chunks[i].len) {
+			err_warn("%s: %s than the %zu bytes index.json says",
+				at,
+				(uintmax_t)st.st_size > p->chunks[i].len
+					? "more"
+					: "fewer",
+				p->chunks[i].len);
+			return DP_CORRUPT;
+		}
+	}
 	p->len = p->chunks[p->nchunks - 1].off + p->chunks[p->nchunks - 1].len;
 	p->buf = emalloc(p->len + 1);
 	for (i = 0; i < p->nchunks; i++) {
@@ -438,69 +493,6 @@ load_chunks(struct pack *p)
 
 /* ------------------------------------------------------------------ */
 /* the manifest */
-
-/* path_bad says why path may not be written under a tree, or NULL. */
-static const char *
-path_bad(const char *path, size_t len)
-{
-	const char *c, *end = path + len, *slash;
-	size_t n;
-
-	if (len == 0)
-		return "an empty path";
-	if (strlen(path) != len)
-		return "a NUL byte";
-	if (*path == '/')
-		return "an absolute path";
-	for (c = path; c <= end; c = slash + 1) {
-		slash = memchr(c, '/', (size_t)(end - c));
-		if (!slash)
-			slash = end;
-		n = (size_t)(slash - c);
-		if (n == 0)
-			return "an empty component";
-		if (n == 1 && c[0] == '.')
-			return "a '.' component";
-		if (n == 2 && c[0] == '.' && c[1] == '.')
-			return "a '..' component";
-		if ((n == sizeof MARKER - 1 && !memcmp(c, MARKER, n)) ||
-			(n == sizeof TMPNAME - 1 && !memcmp(c, TMPNAME, n)))
-			return "a name diff-pack keeps for itself";
-	}
-	return NULL;
-}
-
-/* target_bad says why a symlink at rel (under its root) pointing to
- * target would lead out of that root, read lexically, or NULL. */
-static const char *
-target_bad(const char *rel, const char *target, size_t len)
-{
-	const char *c, *end = target + len, *slash;
-	size_t depth = 0, n;
-
-	if (len == 0)
-		return "an empty target";
-	if (strlen(target) != len)
-		return "a NUL byte";
-	if (*target == '/')
-		return "an absolute target";
-	for (c = rel; (c = strchr(c, '/')); c++)
-		depth++;
-	for (c = target; c < end; c = slash + 1) {
-		slash = memchr(c, '/', (size_t)(end - c));
-		if (!slash)
-			slash = end;
-		n = (size_t)(slash - c);
-		if (n == 2 && c[0] == '.' && c[1] == '.') {
-			if (depth == 0)
-				return "a target that leaves the tree";
-			depth--;
-		} else if (n != 0 && !(n == 1 && c[0] == '.')) {
-			depth++;
-		}
-	}
-	return NULL;
-}
 
 static int
 ent_cmp(const void *a, const void *b)
@@ -546,7 +538,7 @@ parse_entry(struct pack *p, json_t *e, struct ent *x, size_t *next,
 	}
 	x->path = json_string_value(v);
 	snprintf(at, sizeof at, "%s: entry %zu (%s)", p->name, x->n, x->path);
-	if ((why = path_bad(x->path, json_string_length(v)))) {
+	if ((why = dp_path_bad(x->path, json_string_length(v)))) {
 		err_warn("%s: path escapes the tree: %s", at, why);
 		return DP_ESCAPE;
 	}
@@ -581,7 +573,7 @@ parse_entry(struct pack *p, json_t *e, struct ent *x, size_t *next,
 		v = json_object_get(e, "renamed_to");
 		if (v &&
 			!(json_is_string(v) &&
-				!path_bad(json_string_value(v),
+				!dp_path_bad(json_string_value(v),
 					json_string_length(v)))) {
 			err_warn("%s: \"renamed_to\": not a path", at);
 			return DP_CORRUPT;
@@ -595,8 +587,8 @@ parse_entry(struct pack *p, json_t *e, struct ent *x, size_t *next,
 			return DP_CORRUPT;
 		}
 		x->target = json_string_value(v);
-		if ((why = target_bad(x->rel, x->target,
-			     json_string_length(v)))) {
+		x->target_len = json_string_length(v);
+		if ((why = dp_path_target_bad(x->target, x->target_len))) {
 			err_warn("%s: link target %s escapes the tree: %s", at,
 				x->target, why);
 			return DP_ESCAPE;
@@ -651,11 +643,12 @@ parse_pack(struct pack *p)
 	static const char *const top[] = {"kind", "version", "base", "head",
 		"data_size", "entries", NULL};
 	unsigned char *nl;
-	const char *k, *s, *slash;
+	const char *k, *s;
 	char pos[PATH_MAX + 64];
 	json_error_t jerr;
 	json_t *entries, *e, *ver;
 	size_t i, data_size, next = 0;
+	const struct dp_path_ent *b;
 	const struct ent *d;
 	int st;
 
@@ -757,23 +750,22 @@ parse_pack(struct pack *p)
 	}
 	/* A file (or link) cannot also be a directory of another entry;
 	 * only a deleted one can (a file that became a directory). */
+	p->pents = ecalloc(p->nents ? p->nents : 1, sizeof *p->pents);
+	for (i = 0; i < p->nents; i++) {
+		p->pents[i].path = p->ents[i].path;
+		p->pents[i].op = p->ents[i].op == OP_PUT ? DP_PATH_PUT
+			: p->ents[i].op == OP_LINK       ? DP_PATH_LINK
+							 : DP_PATH_DEL;
+		p->pents[i].target = p->ents[i].target;
+		p->pents[i].target_len = p->ents[i].target_len;
+	}
 	for (i = 0; i < p->nents; i++)
-		for (s = p->ents[i].path; (slash = strchr(s, '/'));
-			s = slash + 1) {
-			char *dir = strndup(p->ents[i].path,
-				(size_t)(slash - p->ents[i].path));
-
-			if (!dir)
-				err_die(HAZ_FAIL, "strndup:");
-			d = find_ent(p, dir);
-			free(dir);
-			if (d && d->op != OP_DEL) {
-				err_warn("%s: entry %zu (%s): under entry %zu "
-					 "(%s), which is no directory",
-					p->name, i + 1, p->ents[i].path, d->n,
-					d->path);
-				return DP_CORRUPT;
-			}
+		if ((b = dp_path_blocker(p->pents, p->nents, i))) {
+			d = &p->ents[b - p->pents];
+			err_warn("%s: entry %zu (%s): under entry %zu (%s), "
+				 "which is no directory",
+				p->name, i + 1, p->ents[i].path, d->n, d->path);
+			return DP_CORRUPT;
 		}
 	return 0;
 }
@@ -978,7 +970,16 @@ struct ctx {
 
 /* What is at an entry's path: C_BLOCKED a non-directory on the way,
  * C_ESCAPE a symlink on the way (said already). */
-enum cur { C_ABSENT, C_FILE, C_LINK, C_DIR, C_OTHER, C_BLOCKED, C_ESCAPE };
+enum cur {
+	C_ABSENT,
+	C_FILE,
+	C_LINK,
+	C_DIR,
+	C_OTHER,
+	C_BIG, /* a file over DP_PACK_MAX, not read */
+	C_BLOCKED,
+	C_ESCAPE
+};
 
 struct found {
 	enum cur kind;
@@ -1080,13 +1081,19 @@ probe(struct ctx *c, const struct ent *x, struct found *f)
 			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			goto fail;
-		if (read_fd(fd, SIZE_MAX / 2, &buf, &len, &over) < 0) {
+		if (read_fd(fd, DP_PACK_MAX, &buf, &len, &over) < 0) {
 			e = errno;
 			close(fd);
 			errno = e;
 			goto fail;
 		}
 		close(fd);
+		if (over) {
+			free(buf);
+			f->kind = C_BIG;
+			close(dfd);
+			return 0;
+		}
 		data = emalloc(len + 32);
 		memcpy(data + 32, buf, len);
 		free(buf);
@@ -1136,6 +1143,10 @@ check(struct ctx *c, struct ent *x, const struct found *f)
 	case C_LINK: snprintf(found, sizeof found, "blob %s", f->blob); break;
 	case C_DIR: snprintf(found, sizeof found, "a directory"); break;
 	case C_OTHER: snprintf(found, sizeof found, "a special file"); break;
+	case C_BIG:
+		snprintf(found, sizeof found, "a file of over %zu bytes",
+			DP_PACK_MAX);
+		break;
 	case C_ESCAPE: break;
 	case C_BLOCKED:
 		snprintf(found, sizeof found, "a non-directory at %s/%.*s",
@@ -1149,6 +1160,82 @@ check(struct ctx *c, struct ent *x, const struct found *f)
 	err_warn("%s/%s: base blob mismatch: expected %s, found %s",
 		root_of(c, x), x->rel, expected, found);
 	c->mismatches++;
+}
+
+/* The image as dp_path sees it: one root of the pod's, pkg or not. */
+struct image_root {
+	struct ctx *c;
+	int pkg;
+};
+
+/* image_at tells dp_path what the image holds at rel under a root, no
+ * symlink on the way followed (such a one, or a non-directory, and
+ * nothing is there once the pack is applied). */
+static int
+image_at(void *arg, const char *rel, char **target)
+{
+	const struct image_root *r = arg;
+	const char *root = r->pkg ? r->c->pkgdir : r->c->tree;
+	int rootfd = r->pkg ? r->c->pkgfd : r->c->treefd, dfd, kind;
+	char buf[PATH_MAX];
+	struct stat st;
+	size_t at = 0;
+	ssize_t n;
+
+	if (rootfd < 0)
+		return DP_PATH_ABSENT;
+	switch (walk(rootfd, rel, 0, &dfd, &at)) {
+	case WK_OK: break;
+	case WK_ERR:
+		if (errno == ENAMETOOLONG)
+			return DP_PATH_ABSENT;
+		err_warn("%s/%.*s: open:", root, (int)at, rel);
+		return -1;
+	default: return DP_PATH_ABSENT;
+	}
+	if (fstatat(dfd, last(rel), &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		kind = errno == ENOENT || errno == ENAMETOOLONG ? DP_PATH_ABSENT
+								: -1;
+	} else if (S_ISLNK(st.st_mode)) {
+		n = readlinkat(dfd, last(rel), buf, sizeof buf);
+		kind = n < 0 ? -1 : DP_PATH_SYMLINK;
+		if (n >= 0 && !(*target = strndup(buf, (size_t)n)))
+			err_die(HAZ_FAIL, "strndup:");
+	} else {
+		kind = S_ISDIR(st.st_mode) ? DP_PATH_DIR : DP_PATH_FILE;
+	}
+	if (kind < 0)
+		err_warn("%s/%s: stat:", root, rel);
+	close(dfd);
+	return kind;
+}
+
+/* link_refused names a link whose target leads out of its root. */
+static void
+link_refused(void *arg, size_t i, int verdict, const char *why)
+{
+	struct ctx *c = arg;
+	const struct ent *x = &c->p.ents[i];
+
+	(void)verdict;
+	err_warn("%s: entry %zu (%s): link target %s escapes the tree: %s",
+		c->p.name, x->n, x->path, x->target, why);
+	c->escapes++;
+}
+
+/* check_links resolves every link's target where the pack leaves it:
+ * its entries over the image, every link on the way followed. */
+static int
+check_links(struct ctx *c)
+{
+	struct image_root roots[2] = {{c, 0}, {c, 1}};
+	const struct dp_path_image image[2] = {{image_at, &roots[0]},
+		{image_at, &roots[1]}};
+
+	return dp_path_check_links(c->p.pents, c->p.nents, image, link_refused,
+		       c) < 0
+		? HAZ_FAIL
+		: 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1443,6 +1530,8 @@ unpack(struct ctx *c, char **found)
 		check(c, &c->p.ents[i], &f);
 		free(f.target);
 	}
+	if ((st = check_links(c)))
+		return st;
 	if (c->escapes || c->mismatches) {
 		err_warn("%s: nothing written", c->p.name);
 		return c->escapes ? DP_ESCAPE : DP_BASE;
@@ -1491,6 +1580,7 @@ dp_unpack(const struct dp_unpack_opts *o)
 	free(c.p.buf);
 	free(c.p.chunks);
 	free(c.p.ents);
+	free(c.p.pents);
 	free(found);
 	return st;
 }

@@ -18,6 +18,10 @@ enum {
 	DP_NOIMAGE = 8, /* no image for the base */
 };
 
+/* The most bytes a pack may have: the most -u reads, and the highest
+ * cap pack mode takes. */
+#define DP_PACK_MAX ((size_t)256 << 20)
+
 struct dp_unpack_opts {
 	const char *dir;    /* a directory of index.json + pack.NNN, or NULL */
 	const char *file;   /* a whole pack file, or NULL (one of dir, file) */

@@ -27,6 +27,7 @@
 
 #include "b64.h"
 #include "dp_apply.h"
+#include "dp_path.h"
 #include "err.h"
 #include "jbuf.h"
 #include "nd.h"
@@ -53,6 +54,7 @@ struct ctx {
 	git_repository *repo;
 	git_index *index;
 	char *root; /* the work tree, absolute, no trailing '/' */
+	int rootfd; /* open on it: every read of the work tree starts here */
 	git_commit *head, *mb, *base;
 	char head_hex[41], mb_hex[41], base_hex[41];
 	char *branch, *base_ref, *remote, *remote_url;
@@ -98,15 +100,115 @@ oid_hex(const git_oid *id, char out[41])
 	return git_oid_tostr(out, 41, id);
 }
 
+/* ---- the work tree
+ *
+ * Every read of the work tree starts from the root's descriptor and
+ * opens one directory at a time without following a symbolic link
+ * (dp_path_open_dir): git looks at no file through a symlink, and
+ * neither does the pack, so a directory replaced by a link to anywhere
+ * is the link, its files deleted, and nothing beyond it is read. */
+
+/* wt_dir opens the directory holding path (relative to the root), *name
+ * its last component: -1 with errno, ENOENT when a symlink, a
+ * non-directory or nothing is on the way (git sees nothing at path). */
+static int
+wt_dir(struct ctx *c, const char *path, const char **name)
+{
+	int fd = dp_path_open_parent(c->rootfd, path, name);
+
+	if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
+		errno = ENOENT;
+	return fd;
+}
+
+/* wt_lstat is lstat(2) of path in the work tree, as wt_dir reaches it. */
+static int
+wt_lstat(struct ctx *c, const char *path, struct stat *st)
+{
+	const char *name;
+	int dfd = wt_dir(c, path, &name), r, e;
+
+	if (dfd < 0)
+		return -1;
+	r = fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW);
+	e = errno;
+	close(dfd);
+	errno = e;
+	return r;
+}
+
+/* read_regular reads the regular file name in dfd, not a symlink, whole
+ * into *out: 0; 1 when it holds over max bytes (nothing kept); -1 with
+ * errno, EINVAL when it is not a regular file. */
+static int
+read_regular(int dfd, const char *name, size_t max, unsigned char **out,
+	size_t *len)
+{
+	int fd = openat(dfd, name,
+		O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	unsigned char *buf = NULL;
+	size_t cap, n = 0;
+	struct stat st;
+	ssize_t got;
+	int e, r = -1;
+
+	if (fd < 0) {
+		if (errno == ELOOP)
+			errno = EINVAL;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0)
+		goto out;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		goto out;
+	}
+	r = 1;
+	if ((uintmax_t)st.st_size > max)
+		goto out;
+	cap = (size_t)st.st_size + 1;
+	buf = emalloc(cap);
+	for (;;) {
+		if (n == cap) {
+			cap = cap > (max + 1) / 2 ? max + 1 : 2 * cap;
+			buf = erealloc(buf, cap);
+		}
+		got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			r = got < 0 ? -1 : 0;
+			break;
+		}
+		if ((n += (size_t)got) > max) {
+			r = 1;
+			break;
+		}
+	}
+out:
+	e = errno;
+	close(fd);
+	if (r == 0) {
+		*out = buf;
+		*len = n;
+	} else {
+		free(buf);
+	}
+	errno = e;
+	return r;
+}
+
 /* ---- the checkout */
 
-/* file_names_vllm: path is a regular file whose first MiB says "vllm". */
+/* file_names_vllm: the root's file name is a regular file whose first
+ * MiB says "vllm". */
 static int
-file_names_vllm(const char *path)
+file_names_vllm(struct ctx *c, const char *name)
 {
 	char buf[1 << 20];
 	ssize_t n;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	int fd = openat(c->rootfd, name,
+		O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 
 	if (fd < 0)
@@ -119,24 +221,14 @@ file_names_vllm(const char *path)
 }
 
 static int
-is_vllm(const char *root)
+is_vllm(struct ctx *c)
 {
-	char *p = easprintf("%s/vllm/__init__.py", root);
 	struct stat st;
-	int yes = lstat(p, &st) == 0 && S_ISREG(st.st_mode);
 
-	free(p);
-	if (!yes) {
-		p = easprintf("%s/setup.py", root);
-		yes = file_names_vllm(p);
-		free(p);
-	}
-	if (!yes) {
-		p = easprintf("%s/pyproject.toml", root);
-		yes = file_names_vllm(p);
-		free(p);
-	}
-	return yes;
+	return (wt_lstat(c, "vllm/__init__.py", &st) == 0 &&
+		       S_ISREG(st.st_mode)) ||
+		file_names_vllm(c, "setup.py") ||
+		file_names_vllm(c, "pyproject.toml");
 }
 
 static int
@@ -174,7 +266,12 @@ open_checkout(struct ctx *c)
 	free(real);
 	if (strlen(c->root) > 1 && c->root[strlen(c->root) - 1] == '/')
 		c->root[strlen(c->root) - 1] = 0;
-	if (!is_vllm(c->root)) {
+	if ((c->rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
+		0) {
+		err_warn("%s: open:", c->root);
+		return HAZ_FAIL;
+	}
+	if (!is_vllm(c)) {
 		err_warn("%s: not a vLLM checkout (no vllm/__init__.py, no "
 			 "setup.py or pyproject.toml naming vllm)",
 			c->root);
@@ -198,22 +295,54 @@ open_checkout(struct ctx *c)
 	return 0;
 }
 
+/* blob_is: the regular file name in dfd, filtered as git would store it
+ * at path, is the blob id. A file over DP_PACK_MAX bytes is not. */
+static int
+blob_is(struct ctx *c, int dfd, const char *name, const char *path,
+	const git_oid *id)
+{
+	git_filter_list *fl = NULL;
+	git_buf out = {0};
+	unsigned char *data;
+	size_t len;
+	git_oid got;
+	int same = 0;
+
+	if (read_regular(dfd, name, DP_PACK_MAX, &data, &len))
+		return 0;
+	if (git_filter_list_load(&fl, c->repo, NULL, path, GIT_FILTER_TO_ODB,
+		    GIT_FILTER_ALLOW_UNSAFE) == 0) {
+		if (!fl)
+			same = git_odb_hash(&got, data, len, GIT_OBJECT_BLOB) ==
+				0;
+		else if (git_filter_list_apply_to_buffer(&out, fl,
+				 (const char *)data, len) == 0)
+			same = git_odb_hash(&got, out.ptr, out.size,
+				       GIT_OBJECT_BLOB) == 0;
+		same = same && git_oid_equal(&got, id);
+	}
+	git_buf_dispose(&out);
+	git_filter_list_free(fl);
+	free(data);
+	return same;
+}
+
 /* hidden_changed: the work-tree file of an index entry git was told not
  * to look at differs from the entry (a skip-worktree entry with no file
  * is the sparse state itself, not a change). */
 static int
 hidden_changed(struct ctx *c, const git_index_entry *ie, int skip)
 {
-	char *p = easprintf("%s/%s", c->root, ie->path);
+	const char *name;
 	struct stat st;
 	git_oid id;
-	int changed = 1;
+	int dfd = wt_dir(c, ie->path, &name), changed = 1;
 
-	if (lstat(p, &st) < 0) {
+	if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		changed = !skip;
 	} else if (S_ISLNK(st.st_mode)) {
 		char buf[PATH_MAX];
-		ssize_t n = readlink(p, buf, sizeof buf);
+		ssize_t n = readlinkat(dfd, name, buf, sizeof buf);
 		changed = ie->mode != GIT_FILEMODE_LINK || n < 0 ||
 			git_odb_hash(&id, buf, (size_t)n, GIT_OBJECT_BLOB) <
 				0 ||
@@ -223,11 +352,10 @@ hidden_changed(struct ctx *c, const git_index_entry *ie, int skip)
 			? GIT_FILEMODE_BLOB_EXECUTABLE
 			: GIT_FILEMODE_BLOB;
 		changed = ie->mode != mode ||
-			git_repository_hashfile(&id, c->repo, ie->path,
-				GIT_OBJECT_BLOB, NULL) < 0 ||
-			!git_oid_equal(&id, &ie->id);
+			!blob_is(c, dfd, name, ie->path, &ie->id);
 	}
-	free(p);
+	if (dfd >= 0)
+		close(dfd);
 	return changed;
 }
 
@@ -574,50 +702,37 @@ add_entry(struct ctx *c, const char *path, int op)
 	return e;
 }
 
-/* read_file reads path (relative to the root) as raw bytes, refusing to
- * follow a symlink; 0, or -1 having said why. */
+/* read_file reads e's path raw from the work tree, no symlink anywhere
+ * on it followed, at most the cap; 0, or a status having said why. */
 static int
 read_file(struct ctx *c, struct entry *e)
 {
-	char *p = easprintf("%s/%s", c->root, e->path);
-	int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	size_t cap = e->size + 1, len = 0;
-	struct stat st;
-	ssize_t n;
+	const char *name;
+	size_t len;
+	int dfd = wt_dir(c, e->path, &name), r;
 
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		err_warn("%s:", p);
-		goto fail;
+	if (dfd < 0) {
+		err_warn("%s/%s:", c->root, e->path);
+		return HAZ_FAIL;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		err_warn("%s: no longer a regular file", p);
-		goto fail;
+	r = read_regular(dfd, name, c->o->cap, &e->data, &len);
+	close(dfd);
+	if (r < 0 && errno == EINVAL) {
+		err_warn("%s/%s: no longer a regular file", c->root, e->path);
+		return HAZ_FAIL;
 	}
-	e->data = emalloc(cap);
-	for (;;) {
-		if (len == cap)
-			e->data = erealloc(e->data, cap *= 2);
-		n = read(fd, e->data + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err_warn("%s:", p);
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
+	if (r < 0) {
+		err_warn("%s/%s:", c->root, e->path);
+		return HAZ_FAIL;
 	}
-	close(fd);
-	free(p);
+	if (r > 0) {
+		err_warn("%s/%s: over the cap of %llu bytes when read", c->root,
+			e->path, (unsigned long long)c->o->cap);
+		return DP_OVERCAP;
+	}
 	e->size = len;
 	sha256_buf(e->data, len, e->sha);
 	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(p);
-	return -1;
 }
 
 /* sync_path adds the entry that makes path in the pod what it is in
@@ -630,23 +745,23 @@ fail:
 static int
 sync_path(struct ctx *c, const char *path, unsigned mode, struct entry **out)
 {
-	char *p = easprintf("%s/%s", c->root, path);
+	const char *name;
 	struct stat st;
 	struct entry *e = NULL;
-	int ret = 0;
+	int ret = 0, dfd = wt_dir(c, path, &name);
 
-	if (lstat(p, &st) < 0) {
+	if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (errno == ENOENT || errno == ENOTDIR) {
 			e = add_entry(c, path, OP_DEL);
 		} else {
-			err_warn("%s:", p);
+			err_warn("%s/%s:", c->root, path);
 			ret = -1;
 		}
 	} else if (S_ISLNK(st.st_mode)) {
 		char *buf = emalloc(PATH_MAX + 1);
-		ssize_t n = readlink(p, buf, PATH_MAX + 1);
+		ssize_t n = readlinkat(dfd, name, buf, PATH_MAX + 1);
 		if (n <= 0 || n > PATH_MAX) {
-			err_warn("%s: readlink: %s", p,
+			err_warn("%s/%s: readlink: %s", c->root, path,
 				n < 0 ? strerror(errno) : "bad length");
 			free(buf);
 			ret = -1;
@@ -672,7 +787,8 @@ sync_path(struct ctx *c, const char *path, unsigned mode, struct entry **out)
 		warn(c, "%s: not a file or a symlink: not packed", path);
 		ret = 1;
 	}
-	free(p);
+	if (dfd >= 0)
+		close(dfd);
 	if (out)
 		*out = e;
 	return ret;
@@ -868,7 +984,6 @@ stat_worker(void *arg)
 	const char *dir = NULL; /* the entry whose directory dfd is */
 	size_t i, dlen = 0;
 	int dfd = -1;
-	char buf[PATH_MAX];
 	struct stat st;
 
 	for (i = j->from; i < j->to; i++) {
@@ -879,16 +994,8 @@ stat_worker(void *arg)
 				close(dfd);
 			dir = p;
 			dlen = len;
-			if (!len) {
-				dfd = j->root;
-			} else if (len < sizeof buf) {
-				memcpy(buf, p, len);
-				buf[len] = 0;
-				dfd = openat(j->root, buf,
-					O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			} else {
-				dfd = -1;
-			}
+			/* a symlink on the way: dirty, for libgit2 */
+			dfd = len ? dp_path_open_dir(j->root, p, len) : j->root;
 		}
 		j->dirty[i] = dfd < 0 ||
 			fstatat(dfd, slash ? slash + 1 : p, &st,
@@ -1357,8 +1464,7 @@ find_cands(struct ctx *c, git_tree *tree, struct cands *s)
 		}
 		if (ign)
 			continue;
-		sub = openat(root, udirs.v[i],
-			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		sub = dp_path_open_dir(root, udirs.v[i], len);
 		if (sub < 0) {
 			s->whole = 1;
 			break;
@@ -1562,6 +1668,136 @@ same_as_base(const struct entry *e)
 	return strcmp(oid_hex(&id, hex), e->base_blob) == 0;
 }
 
+/* ---- what the pod would refuse
+ *
+ * diff-pack -u judges a pack's paths with dp_path; the same judgement
+ * here, before the files' bytes are read, keeps a pack the pod would
+ * refuse from being made, sent and a GPU claimed for it. */
+
+/* The base's tree stands for the image: what it holds where the pack
+ * decides nothing (the pod checks the same against its image). */
+struct base_root {
+	struct ctx *c;
+	git_tree *tree;
+	const char *prefix; /* "" for the tree, "vllm/" for the package */
+};
+
+static int
+base_at(void *arg, const char *rel, char **target)
+{
+	const struct base_root *b = arg;
+	char *p = easprintf("%s%s", b->prefix, rel);
+	git_tree_entry *te = NULL;
+	git_blob *blob = NULL;
+	int rc = git_tree_entry_bypath(&te, b->tree, p), kind = DP_PATH_FILE;
+	size_t n;
+
+	if (rc < 0 && rc != GIT_ENOTFOUND)
+		err_warn("%s: %s in the base: %s", b->c->root, p, gerr());
+	free(p);
+	if (rc < 0)
+		return rc == GIT_ENOTFOUND ? DP_PATH_ABSENT : -1;
+	switch (git_tree_entry_filemode(te)) {
+	case GIT_FILEMODE_TREE:
+	case GIT_FILEMODE_COMMIT: kind = DP_PATH_DIR; break;
+	case GIT_FILEMODE_LINK:
+		if (git_blob_lookup(&blob, b->c->repo, git_tree_entry_id(te)) <
+			0) {
+			err_warn("%s: a link's blob in the base: %s",
+				b->c->root, gerr());
+			kind = -1;
+			break;
+		}
+		n = (size_t)git_blob_rawsize(blob);
+		*target = emalloc(n + 1);
+		memcpy(*target, git_blob_rawcontent(blob), n);
+		(*target)[n] = 0;
+		git_blob_free(blob);
+		kind = DP_PATH_SYMLINK;
+		break;
+	default: break;
+	}
+	git_tree_entry_free(te);
+	return kind;
+}
+
+static void
+link_refused(void *arg, size_t i, int verdict, const char *why)
+{
+	const struct dp_path_ent *pe = arg;
+
+	(void)verdict;
+	err_warn("%s: link target %s escapes the tree: %s", pe[i].path,
+		pe[i].target, why);
+}
+
+/* check_pack refuses (DP_ESCAPE, each path named) what diff-pack -u
+ * would: a path holding a name diff-pack keeps for itself; a directory
+ * of the base that the work tree replaced by a file or a symlink (its
+ * files deleted under it, which the pod cannot do); a symlink whose
+ * target, resolved where the pack leaves it (the base's tree with the
+ * pack's entries, vllm/ the package directory), leads out of its root.
+ * A link that is the base's own is the base's, not the pack's. */
+static int
+check_pack(struct ctx *c)
+{
+	struct dp_path_ent *pe = ecalloc(c->n ? c->n : 1, sizeof *pe);
+	const struct dp_path_ent *b, *last = NULL;
+	struct base_root roots[2] = {{c, NULL, ""}, {c, NULL, DP_PATH_PKG}};
+	struct dp_path_image image[2] = {{base_at, &roots[0]},
+		{base_at, &roots[1]}};
+	const char *why;
+	size_t i, n = 0;
+	int bad = 0, links, st = 0;
+
+	for (i = 0; i < c->n; i++) {
+		const struct entry *e = &c->e[i];
+		if (e->op == OP_LINK && same_as_base(e))
+			continue;
+		pe[n].path = e->path;
+		pe[n].op = e->op == OP_PUT ? DP_PATH_PUT
+			: e->op == OP_LINK ? DP_PATH_LINK
+					   : DP_PATH_DEL;
+		pe[n].target = (const char *)e->data;
+		pe[n++].target_len = e->size;
+		if ((why = dp_path_bad(e->path, strlen(e->path)))) {
+			err_warn("%s: path escapes the tree: %s", e->path, why);
+			bad++;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if ((b = dp_path_blocker(pe, n, i)) && b != last) {
+			err_warn(
+				"%s: a directory in the base, a %s in the work "
+				"tree: diff-pack -u replaces no directory",
+				b->path,
+				b->op == DP_PATH_LINK ? "symbolic link"
+						      : "file");
+			last = b;
+			bad++;
+		}
+	if (git_commit_tree(&roots[0].tree, c->base) < 0) {
+		err_warn("%s: the base's tree: %s", c->root, gerr());
+		st = HAZ_FAIL;
+		goto out;
+	}
+	roots[1].tree = roots[0].tree;
+	if ((links = dp_path_check_links(pe, n, image, link_refused, pe)) < 0) {
+		st = HAZ_FAIL;
+		goto out;
+	}
+	if (bad + links) {
+		err_warn("%s: nothing packed: diff-pack -u would refuse the "
+			 "paths above",
+			c->root);
+		st = DP_ESCAPE;
+	}
+out:
+	git_tree_free(roots[0].tree);
+	free(pe);
+	return st;
+}
+
 struct readjob {
 	pthread_t tid;
 	struct ctx *c;
@@ -1575,6 +1811,7 @@ read_worker(void *arg)
 {
 	struct readjob *j = arg;
 	size_t i;
+	int st;
 
 	for (;;) {
 		pthread_mutex_lock(j->mu);
@@ -1582,14 +1819,15 @@ read_worker(void *arg)
 		pthread_mutex_unlock(j->mu);
 		if (i >= j->c->n)
 			break;
-		if (j->c->e[i].op == OP_PUT && read_file(j->c, &j->c->e[i]) < 0)
-			j->failed = 1;
+		if (j->c->e[i].op == OP_PUT &&
+			(st = read_file(j->c, &j->c->e[i])))
+			j->failed = st;
 	}
 	return NULL;
 }
 
 /* read_all reads every put's bytes and their sha256s, a few files at a
- * time; 0, or -1 having said why. */
+ * time; 0, or a status having said why (the cap's before an I/O error's). */
 static int
 read_all(struct ctx *c)
 {
@@ -1613,9 +1851,10 @@ read_all(struct ctx *c)
 	for (i = 0; i < nt; i++) {
 		if (!pthread_equal(job[i].tid, pthread_self()))
 			pthread_join(job[i].tid, NULL);
-		failed |= job[i].failed;
+		if (job[i].failed && failed != DP_OVERCAP)
+			failed = job[i].failed;
 	}
-	return failed ? -1 : 0;
+	return failed;
 }
 
 /* build_pack reads every put's bytes and lays out the pack in memory. */
@@ -1626,14 +1865,15 @@ build_pack(struct ctx *c)
 	json_t *m, *entries;
 	char *line;
 	size_t i, k, mlen, hlen = strlen(DP_MAGIC), at;
+	int st;
 
 	for (i = 0; i < c->n; i++)
 		if (c->e[i].op == OP_PUT)
 			data += c->e[i].size;
 	if (data > c->o->cap)
 		return over_cap(c, data, "the pack's files alone are");
-	if (read_all(c) < 0)
-		return HAZ_FAIL;
+	if ((st = read_all(c)))
+		return st;
 	for (i = 0, k = 0; i < c->n; i++) {
 		if (same_as_base(&c->e[i]))
 			entry_free(&c->e[i]);
@@ -1882,6 +2122,8 @@ ctx_free(struct ctx *c)
 	git_commit_free(c->base);
 	git_index_free(c->index);
 	git_repository_free(c->repo);
+	if (c->rootfd >= 0)
+		close(c->rootfd);
 	free(c->root);
 	free(c->branch);
 	free(c->base_ref);
@@ -1905,6 +2147,7 @@ dp_pack(const struct dp_opts *o)
 
 	memset(&c, 0, sizeof c);
 	c.o = o;
+	c.rootfd = -1;
 	c.native = json_array();
 	c.submodules = json_array();
 	c.hidden = json_array();
@@ -1914,8 +2157,8 @@ dp_pack(const struct dp_opts *o)
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (!(st = open_checkout(&c)) && !(st = check_index(&c)) &&
 		!(st = find_base(&c)) && !(st = choose_image(&c)) &&
-		!(st = walk_diff(&c)) && !(st = build_pack(&c)) &&
-		!(st = o->out ? write_pack(&c) : 0))
+		!(st = walk_diff(&c)) && !(st = check_pack(&c)) &&
+		!(st = build_pack(&c)) && !(st = o->out ? write_pack(&c) : 0))
 		print_record(&c, o->cm_prefix ? print_configmaps(&c) : NULL);
 	ctx_free(&c);
 	if (o->check)
@@ -1945,7 +2188,7 @@ dp_parse_cap(const char *s, uint64_t *out)
 	case 'G':
 	case 'g': shift = 30, end++; break;
 	}
-	if (*end || v == 0 || v > (UINT64_C(1) << (63 - shift)) - 1)
+	if (*end || v == 0 || v > DP_PACK_MAX >> shift)
 		return -1;
 	*out = (uint64_t)v << shift;
 	return 0;

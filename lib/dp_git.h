@@ -3,8 +3,10 @@
  * origin's main, or an older first-parent ancestor that has an image),
  * walks the base tree against the work tree with the index (unpushed
  * commits, staged and unstaged edits, untracked files not ignored,
- * deletes, renames, modes, symlinks), reads each changed file's raw
- * bytes from the work tree, and writes the pack of diff-pack(1):
+ * deletes, renames, modes, symlinks), refuses what diff-pack -u would
+ * refuse of its paths (dp_path), reads each changed file's raw bytes
+ * from the work tree, never through a symlink, and writes the pack of
+ * diff-pack(1):
  *
  *	"K8SHAZGPU-PACK 1\n" MANIFEST "\n" DATA
  *
@@ -43,14 +45,16 @@ struct dp_opts {
 };
 
 /* dp_pack does all of pack mode, printing on stdout; returns diff-pack's
- * exit status (0, HAZ_FAIL, DP_NOTREE, DP_OVERCAP, DP_NOIMAGE,
- * HAZ_TEMP), having said why on stderr. It initialises and shuts down
- * libgit2 and libcurl itself. */
+ * exit status (0, HAZ_FAIL, DP_NOTREE, DP_OVERCAP, DP_ESCAPE when
+ * diff-pack -u would refuse the pack's paths, DP_NOIMAGE, HAZ_TEMP),
+ * having said why on stderr. It reads no file of the work tree through
+ * a symbolic link. It initialises and shuts down libgit2 and libcurl
+ * itself. */
 int dp_pack(const struct dp_opts *o);
 
 /* dp_parse_cap reads a cap: decimal bytes with an optional K, M or G
- * (1024-based) suffix, at least 1 and below 2^63: 0, or -1 when s is
- * none of that. */
+ * (1024-based) suffix, from 1 to DP_PACK_MAX: 0, or -1 when s is none
+ * of that. */
 int dp_parse_cap(const char *s, uint64_t *out);
 
 #endif

@@ -15,7 +15,14 @@
 # may have changed gives the same pack as the whole diff
 # (K8SHAZGPU_DP_WHOLE=1), also with a directory that replaced a file or
 # a symlink that replaced a directory; and the pack applied with -u onto
-# a copy of the base gives the work tree.
+# a copy of the base gives the work tree. No byte is read through a
+# symbolic link: a directory of the base replaced by a link to outside
+# the checkout, at any depth, is refused with status 7, nothing written
+# and no byte of outside on any output, as is every pack diff-pack -u
+# would refuse (a link whose target, followed through the other links of
+# the pack and the base, leaves its tree; a directory replaced by a link
+# or a file; a name diff-pack keeps); loops and links inside are packed,
+# and -u applies them.
 . "$(dirname "$0")/lib.sh"
 
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com \
@@ -248,6 +255,7 @@ check_output 'bad options: status 2' '
 	must_fail 2 diff-pack -x 0 2>&1 | head -n 1
 	must_fail 2 diff-pack -x 1T 2>&1 | head -n 1
 	must_fail 2 env K8SHAZGPU_PACK_CAP=lots diff-pack 2>&1 | head -n 1
+	must_fail 2 diff-pack -x 268435457 2>&1 | head -n 1
 	must_fail 2 diff-pack -k p 2>&1 | head -n 1
 	must_fail 2 diff-pack -n ns 2>&1 | head -n 1
 	must_fail 2 diff-pack -k p -n ns -l novalue 2>&1 | head -n 1
@@ -258,9 +266,10 @@ check_output 'bad options: status 2' '
 	must_fail 2 diff-pack -u 2>&1 | head -n 1
 	must_fail 2 diff-pack --install x -u 2>&1 | head -n 1
 	must_fail 2 diff-pack extra 2>&1 | head -n 1' <<'EOF'
-diff-pack: -x 0: not a size (8M, 512K, 1G)
-diff-pack: -x 1T: not a size (8M, 512K, 1G)
-diff-pack: K8SHAZGPU_PACK_CAP=lots: not a size (8M, 512K, 1G)
+diff-pack: -x 0: not a size from 1 to 256M (8M, 512K)
+diff-pack: -x 1T: not a size from 1 to 256M (8M, 512K)
+diff-pack: K8SHAZGPU_PACK_CAP=lots: not a size from 1 to 256M (8M, 512K)
+diff-pack: -x 268435457: not a size from 1 to 256M (8M, 512K)
 diff-pack: -k and -n go together
 diff-pack: -k and -n go together
 diff-pack: -l novalue: not K=V
@@ -430,8 +439,8 @@ check 'that pack applied onto the base gives the work tree' '
 	diff -u want got && cmp edges/vllm/b.py/z.py et/vllm/b.py/z.py'
 check 'the narrowed diff and the whole one give the same packs' '
 	for d in work edges native big; do
-		diff-pack -C $d -x 1G -o n.pack >/dev/null 2>&1 &&
-		K8SHAZGPU_DP_WHOLE=1 diff-pack -C $d -x 1G -o w.pack >/dev/null 2>&1 &&
+		diff-pack -C $d -x 256M -o n.pack >/dev/null 2>&1 &&
+		K8SHAZGPU_DP_WHOLE=1 diff-pack -C $d -x 256M -o w.pack >/dev/null 2>&1 &&
 		cmp n.pack w.pack || exit 1
 	done'
 cp -a edges nested && git init -q nested/extra/inner
@@ -439,6 +448,118 @@ check 'a repository nested in an untracked directory: the same pack' '
 	diff-pack -C nested -o n.pack >/dev/null 2>&1 &&
 	K8SHAZGPU_DP_WHOLE=1 diff-pack -C nested -o w.pack >/dev/null 2>&1 &&
 	cmp n.pack w.pack'
+
+# ---- no byte through a symlink; nothing the pod would refuse
+#
+# A base with directories at several depths, a link of its own
+# (docs/up -> ..) and a setup.py naming vllm; a directory outside every
+# checkout, each of its files holding a marker.
+
+mkdir up3 && (cd up3 && git init -q && mkdir -p vllm/sub vllm/a/b docs sub/deep &&
+	printf 'from .x import y\n' >vllm/__init__.py && printf 'y = 1\n' >vllm/x.py &&
+	printf 'a\n' >vllm/sub/a.py && printf 'x\n' >vllm/a/b/x.py &&
+	printf 'c\n' >sub/c.txt && printf 'b\n' >sub/deep/b.txt &&
+	printf 'guide\n' >docs/guide.md && ln -s .. docs/up &&
+	printf 'setup(name="vllm")\n' >setup.py && git add -A && git commit -qm base) &&
+	git clone -q --bare up3 up3.git && mkdir -p outside/deep &&
+	for f in a.py c.txt x.py deep/b.txt secret.py; do echo "OUTSIDE-MARKER $f" >outside/$f; done ||
+	{ echo "Bail out! no up3"; exit 1; }
+checkout() { rm -rf "$1" && git clone -q up3.git "$1" && cd "$1"; }
+# refused DIR [VAR=VALUE]: diff-pack's status and stderr, then whatever
+# else it wrote: a pack file, anything on stdout, an outside byte
+refused() {
+	rm -f r.pack
+	env ${2:+"$2"} diff-pack -C "$1" -o r.pack -k r -n ns >r.out 2>r.err
+	echo "exit $?"
+	cat r.err
+	[ ! -e r.pack ] || echo "a pack was written"
+	[ ! -s r.out ] || echo "something on stdout"
+	! grep -q OUTSIDE-MARKER r.out r.err || echo "an outside byte"
+}
+
+(checkout w-dirs && rm -rf sub vllm/sub vllm/a/b && ln -s ../outside sub &&
+	ln -s ../../outside vllm/sub && ln -s ../../../outside vllm/a/b) ||
+	{ echo "Bail out! no w-dirs"; exit 1; }
+for whole in '' K8SHAZGPU_DP_WHOLE=1; do
+	check_output "directories of the base replaced by links to outside, at any depth: 7, nothing written${whole:+ ($whole)}" \
+		"refused w-dirs $whole" <<EOF
+exit 7
+diff-pack: sub: a directory in the base, a symbolic link in the work tree: diff-pack -u replaces no directory
+diff-pack: vllm/a/b: a directory in the base, a symbolic link in the work tree: diff-pack -u replaces no directory
+diff-pack: vllm/sub: a directory in the base, a symbolic link in the work tree: diff-pack -u replaces no directory
+diff-pack: sub: link target ../outside escapes the tree: a target that leaves the tree
+diff-pack: vllm/a/b: link target ../../../outside escapes the tree: a target that leaves the package directory
+diff-pack: vllm/sub: link target ../../outside escapes the tree: a target that leaves the package directory
+diff-pack: $SCRATCH/w-dirs: nothing packed: diff-pack -u would refuse the paths above
+EOF
+done
+
+(checkout w-files && rm vllm/x.py && ln -s ../../outside/x.py vllm/x.py &&
+	ln -s "$SCRATCH/outside/secret.py" vllm/abs.py && ln -s ../outside/a.py top.py &&
+	ln -s ../README.md vllm/readme) || { echo "Bail out! no w-files"; exit 1; }
+check_output 'links to files outside the tree, or outside vllm/ into the checkout: 7' 'refused w-files' <<EOF
+exit 7
+diff-pack: top.py: link target ../outside/a.py escapes the tree: a target that leaves the tree
+diff-pack: vllm/abs.py: link target $SCRATCH/outside/secret.py escapes the tree: an absolute target
+diff-pack: vllm/readme: link target ../README.md escapes the tree: a target that leaves the package directory
+diff-pack: vllm/x.py: link target ../../outside/x.py escapes the tree: a target that leaves the package directory
+diff-pack: $SCRATCH/w-files: nothing packed: diff-pack -u would refuse the paths above
+EOF
+
+# each link stays inside alone; through one another, or through the
+# base's docs/up -> .., they climb out
+(checkout w-chain && ln -s .. vllm/sub/l1 && mkdir vllm/sub/y && ln -s ../l1/.. vllm/sub/y/l2 &&
+	mkdir docs/x && ln -s ../up/.. docs/x/l) || { echo "Bail out! no w-chain"; exit 1; }
+check_output 'chains of links that climb out together, through the pack'"'"'s and the base'"'"'s links: 7' 'refused w-chain' <<EOF
+exit 7
+diff-pack: docs/x/l: link target ../up/.. escapes the tree: a target that leaves the tree through the link docs/up
+diff-pack: vllm/sub/y/l2: link target ../l1/.. escapes the tree: a target that leaves the package directory through the link vllm/sub/l1
+diff-pack: $SCRATCH/w-chain: nothing packed: diff-pack -u would refuse the paths above
+EOF
+
+(checkout w-pkg && mv vllm pkg && ln -s pkg vllm && rm -rf docs && printf 'now a file\n' >docs &&
+	printf 'x\n' >.k8shazgpu-pack) || { echo "Bail out! no w-pkg"; exit 1; }
+check_output 'vllm/ itself replaced by a link, a directory by a file, a name diff-pack keeps: 7' 'refused w-pkg' <<EOF
+exit 7
+diff-pack: .k8shazgpu-pack: path escapes the tree: a name diff-pack keeps for itself
+diff-pack: docs: a directory in the base, a file in the work tree: diff-pack -u replaces no directory
+diff-pack: vllm: a directory in the base, a symbolic link in the work tree: diff-pack -u replaces no directory
+diff-pack: $SCRATCH/w-pkg: nothing packed: diff-pack -u would refuse the paths above
+EOF
+
+# Packed: a directory that only HEAD had, replaced by a link to an
+# ignored directory inside (its marker read by nothing); loops; links
+# whose targets climb only lexically.
+(checkout w-ok && mkdir vllm/loc && printf 'loc\n' >vllm/loc/a.py && git add -A && git commit -qm loc &&
+	printf 'private/\n' >>.git/info/exclude && mkdir vllm/private &&
+	echo "OUTSIDE-MARKER private" >vllm/private/a.py && rm -r vllm/loc && ln -s private vllm/loc &&
+	ln -s l2 vllm/l1 && ln -s l1 vllm/l2 && ln -s sub/../sub/a.py vllm/same &&
+	ln -s vllm/sub top && ln -s top/../.. docs/through && ln -s up/docs/guide.md docs/g) ||
+	{ echo "Bail out! no w-ok"; exit 1; }
+check_output 'links inside, loops, and a directory of HEAD now a link: packed, nothing beneath read' '
+	diff-pack -C w-ok -o ok.pack -k ok -n ns >ok.out 2>ok.err; echo "exit $?"; cat ok.err
+	manifest ok.pack | jq -r ".entries[] | [.op, .path, .target] | join(\" \")"
+	grep -c OUTSIDE-MARKER ok.pack
+	head -n 1 ok.out | jq -r ".binaryData[\"pack.000\"]" | base64 -d | grep -c OUTSIDE-MARKER' <<'EOF'
+exit 0
+link docs/g up/docs/guide.md
+link docs/through top/../..
+link top vllm/sub
+link vllm/l1 l2
+link vllm/l2 l1
+link vllm/loc private
+link vllm/same sub/../sub/a.py
+0
+0
+EOF
+mkdir -p ok3/tree && git -C up3.git archive HEAD | tar -x -C ok3/tree && mv ok3/tree/vllm ok3/pkg
+check_output 'and diff-pack -u applies what pack mode let through' '
+	diff-pack -u -f ok.pack -t ok3/tree -P ok3/pkg | jq -c "[.link, .put, .del]" &&
+	readlink ok3/tree/docs/through ok3/pkg/loc' <<'EOF'
+[7,0,0]
+top/../..
+private
+EOF
 
 # ---- round trip: the pack applied onto a copy of the base
 

@@ -3,7 +3,11 @@
 # built here byte by byte as diff-pack(1) describes them, applied onto a
 # tree and a package directory found as in an image; then every way a
 # pack can be corrupt (5), not match the image (6) or try to leave its
-# tree (7), each leaving every file as it was.
+# tree (7), each leaving every file as it was. Link targets are resolved
+# where the pack leaves them, through every link on the way (the pack's
+# and the image's): a chain that climbs out together is refused, a loop
+# or a target that only looks like it climbs is applied. Every read is
+# bounded: -f /dev/zero, and an index.json that lies about sizes, are 5.
 . "$(dirname "$0")/lib.sh"
 
 # The pack must set the modes itself, whatever the umask.
@@ -193,7 +197,8 @@ exit 6
 EOF
 
 # A pack that names an already-applied state is not a mismatch: the
-# mode alone differing is applied.
+# mode alone differing is applied. An image's file over 256 MiB where
+# the pack puts one is no base file, and is not read.
 image modes
 chmod 755 modes/tools/run.sh
 begin
@@ -204,14 +209,24 @@ check_output 'a mode change alone is applied' \
 {"kind":"unpack","sha256":"$(sha mode.pack)","tree":"modes","pkgdir":"$PKG","put":1,"link":0,"del":0,"skipped":0,"already":false}
 -rw-r--r--
 EOF
+image modes && truncate -s 300M modes/tools/run.sh
+check_output 'a file of the image over 256 MiB: 6, not read' \
+	'unit dp_apply -f mode.pack -t modes -P "$PKG" 2>&1; echo "exit $?"' <<EOF
+dp_apply: modes/tools/run.sh: base blob mismatch: expected blob $(blob run.sh), found a file of over 268435456 bytes
+dp_apply: mode.pack: nothing written
+exit 6
+EOF
 
 # Escapes: each pack below tries to leave esc/in/tree; esc/out must
 # stay empty and the tree as it was.
+# The image there holds two links of its own: lnk, absolute, out of it,
+# and a/up -> .., which stays inside alone (a is also the package).
 escape() { # DESC PACK EXPECTED-STDERR-LINE...
 	desc=$1 p=$2
 	shift 2
 	rm -rf esc && mkdir -p esc/in/tree/a esc/out &&
-		ln -s "$SCRATCH/esc/out" esc/in/tree/lnk && snap esc >before
+		ln -s "$SCRATCH/esc/out" esc/in/tree/lnk &&
+		ln -s .. esc/in/tree/a/up && snap esc >before
 	for l; do printf '%s\n' "$l"; done >expect.esc
 	echo "exit 7" >>expect.esc
 	check_output "$desc" "unit dp_apply -f $p -t esc/in/tree -P esc/in/tree/a 2>&1; echo \"exit \$?\"" <expect.esc
@@ -238,16 +253,71 @@ begin && put lnk/x pwn 100644 null && pack esc.pack
 escape 'a symlink in the tree on the way: 7' esc.pack \
 	'dp_apply: esc/in/tree/lnk: a symbolic link in the way of entry 1 (lnk/x)' \
 	'dp_apply: esc.pack: nothing written'
+# an absolute target is refused as the manifest is read; the others
+# once resolved, every link that escapes named
 for t in ../../.. /etc ../a ..; do
 	begin && link a/b/l "$t" null && link vllm/l "$t" null && pack esc.pack
+	tree="dp_apply: esc.pack: entry 1 (a/b/l): link target $t escapes the tree"
+	pkg="dp_apply: esc.pack: entry 2 (vllm/l): link target $t escapes the tree"
 	case $t in
-	/*) why="an absolute target" n=1 p=a/b/l ;;
-	../..*) why="a target that leaves the tree" n=1 p=a/b/l ;;
-	*) why="a target that leaves the tree" n=2 p=vllm/l ;;
+	/*) set -- "$tree: an absolute target" ;;
+	../../..) set -- "$tree: a target that leaves the tree" \
+		"$pkg: a target that leaves the package directory" ;;
+	*) set -- "$pkg: a target that leaves the package directory" ;;
 	esac
-	escape "link target $t: 7" esc.pack \
-		"dp_apply: esc.pack: entry $n ($p): link target $t escapes the tree: $why"
+	case $t in /*) ;; *) set -- "$@" 'dp_apply: esc.pack: nothing written' ;; esac
+	escape "link target $t: 7" esc.pack "$@"
 done
+
+# Each link of a pair stays inside alone; followed one through the
+# other, they climb out.
+begin && link a/l1 .. null && link a/y/l2 ../l1/.. null &&
+	link vllm/a/l1 .. null && link vllm/a/y/l2 ../l1/.. null && pack esc.pack
+escape 'a chain of links that climbs out together, in both roots: 7' esc.pack \
+	'dp_apply: esc.pack: entry 2 (a/y/l2): link target ../l1/.. escapes the tree: a target that leaves the tree through the link a/l1' \
+	'dp_apply: esc.pack: entry 4 (vllm/a/y/l2): link target ../l1/.. escapes the tree: a target that leaves the package directory through the link vllm/a/l1' \
+	'dp_apply: esc.pack: nothing written'
+begin && link a/l1 ../.. null && link a/y/l2 ../l1/../.. null && pack esc.pack
+escape 'the pair a/l1 -> ../.., a/y/l2 -> ../l1/../..: 7' esc.pack \
+	'dp_apply: esc.pack: entry 1 (a/l1): link target ../.. escapes the tree: a target that leaves the tree' \
+	'dp_apply: esc.pack: entry 2 (a/y/l2): link target ../l1/../.. escapes the tree: a target that leaves the tree through the link a/l1' \
+	'dp_apply: esc.pack: nothing written'
+# through the image's own links: a/up -> .. climbs from the package
+begin && link a/z/l ../up/.. null && link vllm/z/l ../up/.. null &&
+	link x lnk/f null && pack esc.pack
+escape 'a target through a link of the image: 7' esc.pack \
+	'dp_apply: esc.pack: entry 1 (a/z/l): link target ../up/.. escapes the tree: a target that leaves the tree through the link a/up' \
+	'dp_apply: esc.pack: entry 2 (vllm/z/l): link target ../up/.. escapes the tree: a target that leaves the package directory through the link vllm/up' \
+	'dp_apply: esc.pack: entry 3 (x): link target lnk/f escapes the tree: a target through the link lnk, whose target is absolute' \
+	'dp_apply: esc.pack: nothing written'
+begin && link a/l1 './/..//b/' null && link a/l2 './..//.././x/' null &&
+	link a/l3 'missing/../../..' null && pack esc.pack
+escape "targets with //, '.', a trailing / or a missing directory, read as the kernel would: 7" esc.pack \
+	'dp_apply: esc.pack: entry 2 (a/l2): link target ./..//.././x/ escapes the tree: a target that leaves the tree' \
+	'dp_apply: esc.pack: entry 3 (a/l3): link target missing/../../.. escapes the tree: a target that leaves the tree' \
+	'dp_apply: esc.pack: nothing written'
+
+# What stays inside, resolved, is applied: loops (they lead nowhere),
+# and a target that climbs only lexically (p/.. is d, p being d/sub).
+printf 'x\n' >x.py
+begin && link d/loop ../d/loop null && put d/sub/x.py x.py 100644 null &&
+	link l1 l2 null && link l2 l1 null && link p d/sub null &&
+	link q p/../.. null && link self self null && link vllm/q q null && pack ok.pack
+rm -rf acc && mkdir -p acc/tree acc/pkg
+check_output 'loops and a target inside through a link are applied' '
+	unit dp_apply -f ok.pack -t acc/tree -P acc/pkg | jq -c "[.put, .link, .del]" &&
+	for l in d/loop l1 l2 p q self; do printf "%s %s\n" $l "$(readlink acc/tree/$l)"; done &&
+	readlink acc/pkg/q && cat acc/tree/p/x.py' <<'EOF'
+[1,7,0]
+d/loop ../d/loop
+l1 l2
+l2 l1
+p d/sub
+q p/../..
+self self
+q
+x
+EOF
 
 # Corrupt packs: 5, the input and the place named.
 corrupt() { # DESC ARGS EXPECTED-STDERR-LINE
@@ -320,6 +390,29 @@ corrupt 'a chunk key out of place' '-d badvol' \
 	'dp_apply: badvol/index.json: chunks[1]: "key": not "pack.001"'
 rm -rf badvol && mkdir badvol
 corrupt 'no index.json' '-d badvol' 'dp_apply: badvol/index.json: missing: the pack is incomplete'
+
+# Every read is bounded: no pack is over 256 MiB, and the sizes
+# index.json gives are checked against the chunks before any memory is
+# given to them.
+corrupt '-f /dev/zero: read no further than 256 MiB' '-f /dev/zero' \
+	'dp_apply: /dev/zero: over 268435456 bytes, the most a pack may have'
+truncate -s 300M huge.pack
+corrupt 'a pack file over 256 MiB: not read' '-f huge.pack' \
+	'dp_apply: huge.pack: over 268435456 bytes, the most a pack may have'
+chunks good.pack badvol 300 &&
+	sed -i 's/"size":[0-9]*,"chunks"/"size":1152921504606846976,"chunks"/' badvol/..data/index.json
+corrupt 'index.json'"'"'s size a lie past 256 MiB' '-d badvol' \
+	'dp_apply: badvol/index.json: "size": 1152921504606846976, over the 268435456 bytes a pack may have'
+chunks good.pack badvol 300 &&
+	printf '{"kind":"pack-index","version":1,"sha256":"%s","size":200000000,"chunks":[{"key":"pack.000","size":200000000,"sha256":"%s"}]}' \
+		"$H" "$H" >badvol/..data/index.json
+corrupt 'a chunk'"'"'s size a lie under 256 MiB' '-d badvol' \
+	'dp_apply: badvol/pack.000: fewer than the 200000000 bytes index.json says'
+chunks good.pack badvol 300 && sed -i 's/"key":"pack.001","size":[0-9]*/"key":"pack.001","size":5000/' badvol/..data/index.json
+corrupt 'chunks holding more than index.json'"'"'s size' '-d badvol' \
+	'dp_apply: badvol/index.json: chunks[1]: "size": the chunks hold more than the '"$(size good.pack)"' bytes "size" says'
+chunks good.pack badvol 300 && rm badvol/..data/pack.001 && mkdir badvol/..data/pack.001
+corrupt 'a chunk that is no regular file' '-d badvol' 'dp_apply: badvol/pack.001: not a regular file'
 
 # Where the pack goes.
 image t3 && rm -rf "$ROOT"

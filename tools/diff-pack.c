@@ -22,10 +22,15 @@
  * DEST for an init container. Built with -DDP_UNPACK_ONLY the tool does
  * only these two, links no libgit2 or libcurl, and links statically.
  *
+ * Pack mode reads no file of the work tree through a symbolic link, and
+ * refuses a pack whose paths unpack mode would refuse: the same checks
+ * (dp_path), made before the pack is sent.
+ *
  * Exit: 0 ok; 1 I/O error; 2 usage; 3 not a usable checkout, or no
- * target tree; 4 over the cap; 5 a corrupt pack; 6 a base blob does not
- * match; 7 a path escapes the tree; 8 no image for the base (--check);
- * 75 the registry or remote unreachable. */
+ * target tree; 4 over the cap; 5 a corrupt pack, or one over 256 MiB;
+ * 6 a base blob does not match; 7 a path or link target escapes the tree
+ * (pack mode: one the unpacker would refuse); 8 no image for the base
+ * (--check); 75 the registry or remote unreachable. */
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,8 +86,8 @@ help(void)
 	     "                walk back first parents until one has an image\n"
 	     "  -w N          commits tried by --check (default 30)\n"
 	     "  -o PACKFILE   write the pack there (atomically)\n"
-	     "  -x CAP        the most bytes a pack may have, K, M, G suffixes\n"
-	     "                (default $K8SHAZGPU_PACK_CAP, else " DEFAULT_CAP
+	     "  -x CAP        the most bytes a pack may have, up to 256M; K, M\n"
+	     "                suffixes (default $K8SHAZGPU_PACK_CAP, else " DEFAULT_CAP
 	     ")\n"
 	     "  -k PREFIX     print the ConfigMaps PREFIX-0... carrying the "
 	     "pack\n"
@@ -241,10 +246,11 @@ main(int argc, char **argv)
 		if (!cap && (env = getenv("K8SHAZGPU_PACK_CAP")) && *env) {
 			if (dp_parse_cap(env, &o.cap) < 0)
 				usage("K8SHAZGPU_PACK_CAP=%s: not a size "
-				      "(8M, 512K, 1G)",
+				      "from 1 to 256M (8M, 512K)",
 					env);
 		} else if (dp_parse_cap(cap ? cap : DEFAULT_CAP, &o.cap) < 0) {
-			usage("-x %s: not a size (8M, 512K, 1G)", cap);
+			usage("-x %s: not a size from 1 to 256M (8M, 512K)",
+				cap);
 		}
 		int st = dp_pack(&o);
 
