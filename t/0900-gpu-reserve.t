@@ -21,14 +21,6 @@ gr() { K8SHAZGPU_NOW=$NOW gpu-reserve "$@"; }
 keys() { ledger_keys; }
 # fresh N: an empty pool of N GPUs.
 fresh() { rcli flushdb >/dev/null && rcli set canhazgpu:gpu_count "$1" >/dev/null && rcli set canhazgpu:provider nvidia >/dev/null; }
-# out CMD...: CMD's stdout, then "exit N", then its stderr.
-out() {
-	"$@" >o.out 2>o.err
-	st=$?
-	cat o.out
-	echo "exit $st"
-	cat o.err
-}
 T0=2026-11-18T11:06:40Z
 
 # ---- the pool ----

@@ -22,13 +22,6 @@ NOW=1795000000
 gr() { K8SHAZGPU_NOW=$NOW gpu-reserve "$@"; }
 keys() { ledger_keys; }
 fresh() { rcli flushdb >/dev/null && rcli set canhazgpu:gpu_count "$1" >/dev/null; }
-out() {
-	"$@" >o.out 2>o.err
-	st=$?
-	cat o.out
-	echo "exit $st"
-	cat o.err
-}
 # lua SCRIPT PARAMS: one of the ledger's scripts run as it is, the C side's
 # checks left out, with PARAMS and the fixed clock.
 lua() {

@@ -11,6 +11,7 @@
 #   skip_all 'why'              skip the whole script
 #   start_redis / rcli ARGS...  a redis-server of this script's own; redis-cli on it
 #   ledger_keys                 every canhazgpu:* key on it and its value, sorted
+#   out CMD...                  CMD's stdout, then "exit N", then its stderr
 #
 # Each script runs in its own fresh scratch directory t/trash/<script>/.
 set -u
@@ -196,4 +197,13 @@ ledger_keys() {
 		hash) printf '%s %s\n' "$k" "$(rcli hgetall "$k" | paste -d= - - | sort | tr '\n' ' ')" ;;
 		esac
 	done
+}
+
+# out CMD...: CMD's stdout, then "exit N", then its stderr (o.out, o.err).
+out() {
+	"$@" >o.out 2>o.err
+	st=$?
+	cat o.out
+	echo "exit $st"
+	cat o.err
 }
