@@ -173,7 +173,6 @@ lg_reserve_params(const struct lg_req *q, json_t *unreserved)
 		json_object_set_new(p, "namespace",
 			json_stringn(u + 4,
 				(size_t)(strchr(u + 4, '/') - u - 4)));
-		json_object_set_new(p, "skip_queue", json_true());
 	}
 	json_object_set_new(p, "unreserved", unreserved);
 	return p;
@@ -191,8 +190,7 @@ int
 lg_reserve_refusal(const json_t *res, const struct lg_req *q, char **msg)
 {
 	const char *e = json_string_value(json_object_get(res, "error"));
-	long long un = lg_jint(res, "unreserved"),
-		  queued = lg_jint(res, "queued");
+	long long un = lg_jint(res, "unreserved");
 
 	if (strcmp(e, "range") == 0) {
 		*msg = easprintf("GPU %lld is out of range (0-%lld)",
@@ -214,12 +212,6 @@ lg_reserve_refusal(const json_t *res, const struct lg_req *q, char **msg)
 	else if (strcmp(e, "unreserved") == 0)
 		*msg = easprintf("GPU %lld is in use without reservation",
 			lg_jint(res, "gpu"));
-	else if (strcmp(e, "queued") == 0)
-		*msg = easprintf("not enough GPUs available: requested %d, "
-				 "available %lld, but %lld queued request%s "
-				 "come%s first",
-			q->count, lg_jint(res, "available"), queued,
-			queued == 1 ? "" : "s", queued == 1 ? "s" : "");
 	else if (un > 0)
 		*msg = easprintf("not enough GPUs available: requested %d, "
 				 "available %lld (%lld in use without "
@@ -320,15 +312,16 @@ lg_release_report(const json_t *res, const char *op, const char *user,
 		else
 			err_warn("GPU %lld is not reserved by %s (it is free)",
 				lg_jint(v, "gpu"), user);
-		status = HAZ_FAIL;
+		if (bad)
+			status = HAZ_FAIL;
 	}
-	if (status != HAZ_OK) {
+	lg_write_reservations(op, rel);
+	if (json_array_size(rel))
+		return status;
+	if (nids) {
 		err_warn("nothing released");
 		return status;
 	}
-	lg_write_reservations(op, rel);
-	if (json_array_size(rel) || nids)
-		return status;
 	if (claim)
 		err_warn("no GPUs held for claim %s", claim);
 	else if (!type || strcmp(type, "manual") == 0)

@@ -26,11 +26,11 @@ st() { gr status 2>&1 | jq -c "[.gpu, .state, .user, .type, .since, .heartbeat, 
 fresh 4
 check_output 'canhazgpu allocates (cjson-encoded, integer times); gpu-reserve shows them' 'chg allocate 2 bob bob run $NOW nil "[]" "" && chg allocate 1 carol carol manual $NOW $((NOW + 400)) "[]" "a note" && st' <<EOF2
 0
-1
 2
+1
 [0,"IN_USE","bob","run","$T0","$T0",null]
-[1,"IN_USE","bob","run","$T0","$T0",null]
-[2,"IN_USE","carol","manual","$T0",null,"2026-11-18T11:13:20Z"]
+[1,"IN_USE","carol","manual","$T0",null,"2026-11-18T11:13:20Z"]
+[2,"IN_USE","bob","run","$T0","$T0",null]
 [3,"AVAILABLE",null,null,null,null,null]
 EOF2
 check_output 'gpu-reserve skips them' 'gr reserve -g 2 -b 2>&1; gr reserve -G 0 -b 2>&1' <<'EOF2'
@@ -39,8 +39,8 @@ gpu-reserve: GPU 0 is already reserved by user 'bob'
 EOF2
 check_output 'a Go heartbeat (string times) is read, and keeps the run reservation alive' 'chg heartbeat 0 bob 2026-11-18T06:11:00.123456789-05:00 && NOW=$((NOW + 500)) gr cleanup | jq -c "[.op, .gpu, .user]"; rcli get canhazgpu:gpu:0' <<'EOF2'
 ok
-["cleanup",1,"bob"]
-["cleanup",2,"carol"]
+["cleanup",1,"carol"]
+["cleanup",2,"bob"]
 {"user":"bob","actual_user":"bob","start_time":"2026-11-18T11:06:40Z","last_heartbeat":"2026-11-18T06:11:00.123456789-05:00","type":"run","expiry_time":null,"last_released":null}
 EOF2
 check_output 'gpu-reserve releases canhazgpu'"'"'s run reservation by id, with the history canhazgpu writes' 'gr release -u bob -G 0 | jq -c "[.op, .gpu]"; rcli get canhazgpu:gpu:0; rcli zrange canhazgpu:usage_history_sorted 0 -1 withscores' <<EOF2
@@ -48,9 +48,9 @@ check_output 'gpu-reserve releases canhazgpu'"'"'s run reservation by id, with t
 {"start_time":null,"last_heartbeat":null,"expiry_time":null,"last_released":"$T0"}
 {"user":"bob","gpu_id":0,"start_time":"$T0","end_time":"$T0","duration_seconds":0,"reservation_type":"run"}
 1795000000
-{"user":"bob","gpu_id":1,"start_time":"$T0","end_time":"2026-11-18T11:15:00Z","duration_seconds":500,"reservation_type":"run"}
+{"user":"bob","gpu_id":2,"start_time":"$T0","end_time":"2026-11-18T11:15:00Z","duration_seconds":500,"reservation_type":"run"}
 1795000500
-{"user":"carol","gpu_id":2,"start_time":"$T0","end_time":"2026-11-18T11:15:00Z","duration_seconds":500,"reservation_type":"manual"}
+{"user":"carol","gpu_id":1,"start_time":"$T0","end_time":"2026-11-18T11:15:00Z","duration_seconds":500,"reservation_type":"manual"}
 1795000500
 EOF2
 fresh 4
@@ -58,7 +58,7 @@ chg allocate 1 dave dave manual $NOW nil '[]' '' >/dev/null
 chg release 0 2026-11-18T11:00:00Z 1794999600 >/dev/null
 check_output 'a Go release and its history: gpu-reserve sees the GPU free, and dave'"'"'s last one first' 'st | head -1; gr reserve -u dave -g 4 -b | jq -r .gpu | tr "\n" " "; echo' <<'EOF2'
 [0,"AVAILABLE",null,null,null,null,null]
-0 1 2 3 
+0 2 1 3 
 EOF2
 
 # ---- gpu-reserve writes, canhazgpu reads ----
@@ -105,10 +105,10 @@ for u in erin frank; do
 done
 order_pool
 check_output 'erin'"'"'s order, spelled out' 'chg allocate 8 erin erin manual $NOW nil "[]" "" | tr "\n" " "; echo' <<'EOF2'
-4 2 6 3 5 7 1 0 
+4 6 2 5 3 7 1 0 
 EOF2
 check_output 'canhazgpu skips what is in use without a reservation, as gpu-reserve -i does' 'order_pool; echo "{\"kind\":\"gpu\",\"index\":4,\"memory_used_mib\":2000,\"mig\":null}" >probe; gr -i probe reserve -g 2 -u erin | jq -r .gpu | tr "\n" " "; order_pool; chg allocate 2 erin erin manual $NOW nil "[4]" "" | tr "\n" " "; echo' <<'EOF2'
-2 6 2 6 
+6 2 6 2 
 EOF2
 
 done_testing
