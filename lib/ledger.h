@@ -36,11 +36,14 @@
  * judged: the reservation or queue entry counts as stale. */
 #define LG_MAX_AHEAD 300
 
-/* A time as canhazgpu stores it, read: set is 0 when absent or null. */
+/* A time as canhazgpu stores it, read: set is 0 when absent or null;
+ * off is the offset from UTC it was written with (seconds east), unless
+ * it was written as a number (local: it has none of its own). */
 struct lg_time {
 	int set;
 	long long sec;
 	long nsec;
+	int off, local;
 };
 
 enum lg_kind {
@@ -101,8 +104,13 @@ int lg_time_parse(const json_t *v, struct lg_time *t);
  * (at least 32 bytes) and returns buf. */
 char *lg_rfc3339(long long sec, char *buf);
 
-/* lg_time_json returns t as an RFC 3339 UTC string, or null when unset. */
+/* lg_time_json returns t as an RFC 3339 UTC string, or null when unset.
+ * lg_time_shown_json returns it as canhazgpu's status --json shows it
+ * (Go's RFC 3339 with nanoseconds): with its fraction, trailing zeros
+ * cut, and the offset it was written with ("Z" for none); a number at
+ * the local offset of that instant (TZ's), without a fraction. */
 json_t *lg_time_json(const struct lg_time *t);
+json_t *lg_time_shown_json(const struct lg_time *t);
 
 /* lg_secs_json returns a JSON number of unix seconds (as the scripts
  * answer them) as an RFC 3339 UTC string; anything else as null. */
@@ -145,9 +153,10 @@ int lg_gpu_count(struct lg *l);
 
 /* lg_state_record returns st as a gpu-state record; mem is the GPU's
  * memory_used_mib (< 0: unknown), unreserved whether it is in use
- * without a reservation. */
+ * without a reservation; its times written by time_json (lg_time_json or
+ * lg_time_shown_json). */
 json_t *lg_state_record(const struct lg_state *st, long long mem,
-	int unreserved);
+	int unreserved, json_t *(*time_json)(const struct lg_time *));
 
 /* lg_reservation returns a reservation record with op for a reservation
  * as the scripts describe it ({gpu, mig, user, actual_user, type,

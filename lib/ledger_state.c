@@ -187,7 +187,8 @@ lg_states_free(struct lg_state *sts, int count)
 }
 
 json_t *
-lg_state_record(const struct lg_state *st, long long mem, int unreserved)
+lg_state_record(const struct lg_state *st, long long mem, int unreserved,
+	json_t *(*time_json)(const struct lg_time *))
 {
 	int in_use = lg_holds(st);
 	const char *state = st->kind == LG_BAD ? "ERROR"
@@ -209,12 +210,12 @@ lg_state_record(const struct lg_state *st, long long mem, int unreserved)
 	json_object_set_new(r, "claim_uid",
 		lg_str_or_null(in_use ? st->claim_uid : NULL));
 	json_object_set_new(r, "since",
-		in_use ? lg_time_json(&st->start) : json_null());
+		in_use ? time_json(&st->start) : json_null());
 	json_object_set_new(r, "heartbeat",
-		in_use ? lg_time_json(&st->heartbeat) : json_null());
+		in_use ? time_json(&st->heartbeat) : json_null());
 	json_object_set_new(r, "expires",
-		in_use ? lg_time_json(&st->expiry) : json_null());
-	json_object_set_new(r, "last_released", lg_time_json(&st->released));
+		in_use ? time_json(&st->expiry) : json_null());
+	json_object_set_new(r, "last_released", time_json(&st->released));
 	json_object_set_new(r, "note",
 		lg_str_or_null(in_use ? st->note : NULL));
 	json_object_set_new(r, "queue_id",

@@ -107,6 +107,7 @@ rfc3339(const char *s, struct lg_time *t)
 	t->sec = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec -
 		off;
 	t->nsec = ns;
+	t->off = off;
 	t->set = lg_time_ok(t->sec);
 	return t->set ? 0 : -1;
 }
@@ -152,6 +153,7 @@ lg_time_parse(const json_t *v, struct lg_time *t)
 	} else {
 		return -1;
 	}
+	t->local = 1;
 	/* the ledger's range: nothing outside it is a time (lg_time_ok) */
 	t->set = lg_time_ok(t->sec);
 	return t->set ? 0 : -1;
@@ -175,6 +177,34 @@ lg_time_json(const struct lg_time *t)
 	char buf[32];
 
 	return t->set ? json_string(lg_rfc3339(t->sec, buf)) : json_null();
+}
+
+json_t *
+lg_time_shown_json(const struct lg_time *t)
+{
+	char buf[48], frac[16] = "", zone[16] = "Z";
+	struct tm tm;
+	time_t at;
+	int off = t->off, i;
+
+	if (!t->set)
+		return json_null();
+	if (t->local) {
+		at = (time_t)t->sec;
+		localtime_r(&at, &tm);
+		off = (int)tm.tm_gmtoff;
+	} else if (t->nsec) {
+		snprintf(frac, sizeof frac, ".%09ld", t->nsec);
+		for (i = (int)strlen(frac); frac[i - 1] == '0'; i--)
+			frac[i - 1] = '\0';
+	}
+	if (off)
+		snprintf(zone, sizeof zone, "%c%02d:%02d", off < 0 ? '-' : '+',
+			abs(off) / 3600, abs(off) / 60 % 60);
+	at = (time_t)(t->sec + off);
+	gmtime_r(&at, &tm);
+	strftime(buf, 24, "%Y-%m-%dT%H:%M:%S", &tm);
+	return json_sprintf("%s%s%s", buf, frac, zone);
 }
 
 json_t *

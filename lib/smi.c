@@ -11,6 +11,7 @@
 #include "hmap.h"
 #include "mig.h"
 #include "smi.h"
+#include "smi_int.h"
 
 const struct smi_colspec smi_cols[SMI_NCOLS] = {
 	[SMI_INDEX] = {"index", "index", 'i'},
@@ -29,26 +30,6 @@ const struct smi_colspec smi_cols[SMI_NCOLS] = {
 	[SMI_MIG_MODE] = {"mig.mode.current", "mig_enabled", 'm'},
 	[SMI_COMPUTE_CAP] = {"compute_cap", "compute_cap", 's'},
 };
-
-/* A line of a source, cut in place: text without "\r\n", its number,
- * whether it ended with a newline, and why it is no text (NULL when it
- * is). */
-struct line {
-	char *text;
-	long no;
-	int complete;
-	const char *bad;
-};
-
-/* A source being read: a private copy of the bytes, and the position. */
-struct src {
-	const char *name;
-	char *buf;
-	size_t len, pos;
-	long no;
-};
-
-static const char *show(const char *s, char *buf);
 
 const char *
 smi_query_arg(void)
@@ -91,9 +72,8 @@ smi_not_text(const char *p, size_t n)
 	return NULL;
 }
 
-/* next_line cuts the next line of s into *l. Returns 0 at the end. */
-static int
-next_line(struct src *s, struct line *l)
+int
+smi_next_line(struct smi_src *s, struct smi_line *l)
 {
 	char *start, *nl;
 	size_t n;
@@ -114,24 +94,20 @@ next_line(struct src *s, struct line *l)
 	return 1;
 }
 
-/* refused reports a line that is no text (l->bad) and returns -1, or
- * returns 0 for a good line. */
-static int
-refused(const struct src *s, const struct line *l)
+int
+smi_refused(const struct smi_src *s, const struct smi_line *l)
 {
 	char shown[64];
 
 	if (!l->bad)
 		return 0;
 	err_warn("%s:%ld: line %s: \"%s\"", s->name, l->no, l->bad,
-		show(l->text, shown));
+		smi_show(l->text, shown));
 	return -1;
 }
 
-/* show copies s into buf (64 bytes) for a message: at most 48 bytes, with
- * control and non-ASCII bytes as '?', "..." when cut. Returns buf. */
-static const char *
-show(const char *s, char *buf)
+const char *
+smi_show(const char *s, char *buf)
 {
 	size_t i;
 
@@ -144,8 +120,8 @@ show(const char *s, char *buf)
 	return buf;
 }
 
-static char *
-trim(char *s)
+char *
+smi_trim(char *s)
 {
 	char *end;
 
@@ -157,9 +133,8 @@ trim(char *s)
 	return s;
 }
 
-/* blank is 1 when s holds only spaces and tabs. */
-static int
-blank(const char *s)
+int
+smi_blank(const char *s)
 {
 	return s[strspn(s, " \t")] == '\0';
 }
@@ -235,7 +210,7 @@ split(char *text, char **f, int max)
 		comma = strchr(text, ',');
 		if (comma)
 			*comma = '\0';
-		f[n++] = trim(text);
+		f[n++] = smi_trim(text);
 		if (!comma)
 			return n;
 		text = comma + 1;
@@ -263,8 +238,8 @@ gpu_clear(struct smi_gpu *g)
  * state becomes null with a warning. Returns 0, or -1 for a bad value
  * (warned). */
 static int
-field(struct smi_inv *inv, struct src *s, struct line *l, struct smi_gpu *g,
-	enum smi_col c, const char *v)
+field(struct smi_inv *inv, struct smi_src *s, struct smi_line *l,
+	struct smi_gpu *g, enum smi_col c, const char *v)
 {
 	const char *name = smi_cols[c].field;
 	enum vclass k = classify(v);
@@ -280,25 +255,25 @@ field(struct smi_inv *inv, struct src *s, struct line *l, struct smi_gpu *g,
 		return 0;
 	if (k == V_VALUE || c == SMI_INDEX || c == SMI_UUID) {
 		err_warn("%s:%ld: %s: \"%s\" is not a valid value", s->name,
-			l->no, name, show(v, shown));
+			l->no, name, smi_show(v, shown));
 		return -1;
 	}
 	g->val[c] = json_null();
 	if (k == V_ERROR) {
 		g->fault[c] = estrdup(v);
 		err_warn("%s:%ld: %s: \"%s\": GPU error state, read as null",
-			s->name, l->no, name, show(v, shown));
+			s->name, l->no, name, smi_show(v, shown));
 	} else if (!inv->quiet) {
 		err_warn("%s:%ld: %s: \"%s\" read as null", s->name, l->no,
-			name, show(v, shown));
+			name, smi_show(v, shown));
 	}
 	return 0;
 }
 
 /* missing fills columns n.. of g with null, warning once for the line. */
 static void
-missing(struct smi_inv *inv, struct src *s, struct line *l, struct smi_gpu *g,
-	int n)
+missing(struct smi_inv *inv, struct smi_src *s, struct smi_line *l,
+	struct smi_gpu *g, int n)
 {
 	int c;
 
@@ -358,8 +333,8 @@ index_key(const struct smi_gpu *g, char *buf)
 /* duplicate reports, naming line l, a GPU whose index or uuid is that of
  * a GPU of inv; returns 1 for one, 0 otherwise. */
 static int
-duplicate(const struct smi_inv *inv, const struct src *s, const struct line *l,
-	const struct smi_gpu *g)
+duplicate(const struct smi_inv *inv, const struct smi_src *s,
+	const struct smi_line *l, const struct smi_gpu *g)
 {
 	const char *uuid = json_string_value(g->val[SMI_UUID]);
 	char key[32];
@@ -382,7 +357,8 @@ duplicate(const struct smi_inv *inv, const struct src *s, const struct line *l,
 /* csv_line parses one non-blank line into *g. Returns 0, or -1 (warned,
  * g cleared). */
 static int
-csv_line(struct smi_inv *inv, struct src *s, struct line *l, struct smi_gpu *g)
+csv_line(struct smi_inv *inv, struct smi_src *s, struct smi_line *l,
+	struct smi_gpu *g)
 {
 	char *f[SMI_NCOLS + 1], shown[64];
 	int n, c;
@@ -392,12 +368,12 @@ csv_line(struct smi_inv *inv, struct src *s, struct line *l, struct smi_gpu *g)
 	if (!l->complete) {
 		err_warn("%s:%ld: truncated line (no newline at the end): "
 			 "\"%s\"",
-			s->name, l->no, show(l->text, shown));
+			s->name, l->no, smi_show(l->text, shown));
 		return -1;
 	}
-	if (refused(s, l) < 0)
+	if (smi_refused(s, l) < 0)
 		return -1;
-	show(l->text, shown);
+	smi_show(l->text, shown);
 	n = split(l->text, f, SMI_NCOLS);
 	if (n < SMI_MIN_COLS || n > SMI_NCOLS) {
 		err_warn("%s:%ld: %s%d field%s, expected %d: \"%s\"", s->name,
@@ -420,10 +396,8 @@ csv_line(struct smi_inv *inv, struct src *s, struct line *l, struct smi_gpu *g)
 	return 0;
 }
 
-/* grow returns v, an array of cap elements of size holding n, with room
- * for one more: doubling, so appending n elements takes linear time. */
-static void *
-grow(void *v, size_t n, size_t *cap, size_t size)
+void *
+smi_grow(void *v, size_t n, size_t *cap, size_t size)
 {
 	if (n < *cap)
 		return v;
@@ -437,14 +411,15 @@ push_gpu(struct smi_inv *inv, struct smi_gpu *g)
 {
 	char key[32];
 
-	inv->gpus = grow(inv->gpus, inv->ngpus, &inv->cap, sizeof *inv->gpus);
+	inv->gpus = smi_grow(inv->gpus, inv->ngpus, &inv->cap,
+		sizeof *inv->gpus);
 	inv->gpus[inv->ngpus++] = *g;
 	seen_put(inv, "u:", json_string_value(g->val[SMI_UUID]), inv->ngpus);
 	seen_put(inv, "i:", index_key(g, key), inv->ngpus);
 }
 
-static void
-src_open(struct src *s, const char *name, const char *buf, size_t len)
+void
+smi_src_open(struct smi_src *s, const char *name, const char *buf, size_t len)
 {
 	memset(s, 0, sizeof *s);
 	s->name = name;
@@ -458,16 +433,16 @@ int
 smi_parse_csv(struct smi_inv *inv, const char *src, const char *buf, size_t len)
 {
 	struct smi_gpu g;
-	struct src s;
-	struct line l;
+	struct smi_src s;
+	struct smi_line l;
 	int bad = 0;
 
-	src_open(&s, src, buf, len);
-	while (next_line(&s, &l)) {
-		if (blank(l.text) ||
+	smi_src_open(&s, src, buf, len);
+	while (smi_next_line(&s, &l)) {
+		if (smi_blank(l.text) ||
 			(l.no == 1 && l.complete &&
-				strcmp(trim(l.text), "No devices were found") ==
-					0))
+				strcmp(smi_trim(l.text),
+					"No devices were found") == 0))
 			continue;
 		if (csv_line(inv, &s, &l, &g) < 0)
 			bad = 1;
@@ -527,7 +502,7 @@ uuid_tail(char *p)
 		return NULL;
 	u += 7;
 	end = strchr(u, ')');
-	if (!end || end == u || !blank(end + 1) ||
+	if (!end || end == u || !smi_blank(end + 1) ||
 		strcspn(u, " \t") < (size_t)(end - u))
 		return NULL;
 	*end = '\0';
@@ -587,8 +562,8 @@ gpu_line(char *p)
 	return p ? uuid_tail(p + 1) : NULL;
 }
 
-static struct smi_gpu *
-find_uuid(struct smi_inv *inv, const char *uuid)
+struct smi_gpu *
+smi_find_gpu(struct smi_inv *inv, const char *uuid)
 {
 	size_t at = seen_get(inv, "u:", uuid);
 
@@ -599,7 +574,7 @@ find_uuid(struct smi_inv *inv, const char *uuid)
  * unless its device number or its UUID was read before: that is
  * reported, m freed, and -1 returned. */
 static int
-push_mig(struct smi_inv *inv, const struct src *s, const struct line *l,
+push_mig(struct smi_inv *inv, const struct smi_src *s, const struct smi_line *l,
 	struct smi_gpu *g, struct smi_mig *m)
 {
 	char dev[64];
@@ -626,7 +601,7 @@ push_mig(struct smi_inv *inv, const struct src *s, const struct line *l,
 	}
 	seen_put(inv, "d:", dev, (size_t)l->no);
 	seen_put(inv, "m:", m->uuid, (size_t)l->no);
-	g->migs = grow(g->migs, g->nmig, &g->mig_cap, sizeof *g->migs);
+	g->migs = smi_grow(g->migs, g->nmig, &g->mig_cap, sizeof *g->migs);
 	g->migs[g->nmig++] = *m;
 	return 0;
 }
@@ -635,20 +610,20 @@ push_mig(struct smi_inv *inv, const struct src *s, const struct line *l,
  * GPU line (NULL when unknown), *seen is set once any GPU line was read.
  * Returns 0 or -1 (warned). */
 static int
-list_line(struct smi_inv *inv, struct src *s, struct line *l,
+list_line(struct smi_inv *inv, struct smi_src *s, struct smi_line *l,
 	struct smi_gpu **cur, int *seen)
 {
 	struct smi_mig m = {0};
 	char *uuid, shown[64];
 
-	show(l->text, shown);
+	smi_show(l->text, shown);
 	if (!l->complete) {
 		err_warn("%s:%ld: truncated line (no newline at the end): "
 			 "\"%s\"",
 			s->name, l->no, shown);
 		return -1;
 	}
-	if (refused(s, l) < 0) {
+	if (smi_refused(s, l) < 0) {
 		if (strncmp(l->text, "GPU ", 4) == 0) {
 			*cur = NULL; /* its MIG lines are skipped */
 			*seen = 1;
@@ -657,7 +632,7 @@ list_line(struct smi_inv *inv, struct src *s, struct line *l,
 	}
 	if ((uuid = gpu_line(l->text))) {
 		*seen = 1;
-		*cur = find_uuid(inv, uuid);
+		*cur = smi_find_gpu(inv, uuid);
 		if (!*cur)
 			err_warn("%s:%ld: GPU %s is not in the --query-gpu "
 				 "output",
@@ -692,14 +667,15 @@ smi_parse_list(struct smi_inv *inv, const char *src, const char *buf,
 	size_t len)
 {
 	struct smi_gpu *cur = NULL;
-	struct src s;
-	struct line l;
+	struct smi_src s;
+	struct smi_line l;
 	int bad = 0, seen = 0;
 
 	inv->listed = 1;
-	src_open(&s, src, buf, len);
-	while (next_line(&s, &l)) {
-		if (!blank(l.text) && list_line(inv, &s, &l, &cur, &seen) < 0)
+	smi_src_open(&s, src, buf, len);
+	while (smi_next_line(&s, &l)) {
+		if (!smi_blank(l.text) &&
+			list_line(inv, &s, &l, &cur, &seen) < 0)
 			bad = 1;
 	}
 	free(s.buf);
@@ -754,6 +730,11 @@ smi_free(struct smi_inv *inv)
 	for (i = 0; i < inv->ngpus; i++)
 		gpu_clear(&inv->gpus[i]);
 	free(inv->gpus);
+	for (i = 0; i < inv->napps; i++) {
+		free(inv->apps[i].name);
+		json_decref(inv->apps[i].used_mib);
+	}
+	free(inv->apps);
 	hm_free(inv->seen);
 	memset(inv, 0, sizeof *inv);
 }

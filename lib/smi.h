@@ -2,8 +2,11 @@
  *
  *   nvidia-smi --query-gpu=<SMI columns> --format=csv,noheader,nounits
  *   nvidia-smi -L
+ *   nvidia-smi --query-compute-apps=pid,process_name,gpu_uuid,used_memory \
+ *              --format=csv,noheader
  *
- * into an inventory of GPUs and their MIG devices.
+ * into an inventory of GPUs, their MIG devices and the compute processes
+ * on them.
  *
  * CSV values are trimmed. "[N/A]", "N/A" and "[Not Supported]" mean the
  * GPU cannot say: the value becomes null with one warning (none for
@@ -79,6 +82,15 @@ struct smi_gpu {
 	size_t nmig, mig_cap;
 };
 
+/* A compute process on a GPU of the inventory. */
+struct smi_app {
+	long line;        /* line of its source, from 1 */
+	long pid;         /* as nvidia-smi shows it: the host's */
+	char *name;       /* owned: process_name; NULL when empty */
+	size_t gpu;       /* its GPU: inv->gpus[gpu], found by UUID */
+	json_t *used_mib; /* owned: used_memory in MiB, or json null */
+};
+
 struct hm;
 
 struct smi_inv {
@@ -90,6 +102,8 @@ struct smi_inv {
 	/* owned: where each key was read (line numbers, as pointers):
 	 * GPU index (decimal) and UUID, MIG UUID, "GPU-POSITION/DEVICE" */
 	struct hm *seen;
+	struct smi_app *apps; /* owned: compute processes, in order */
+	size_t napps, apps_cap;
 };
 
 /* smi_query_arg returns the "--query-gpu=..." argument naming smi_cols. */
@@ -105,6 +119,24 @@ int smi_parse_csv(struct smi_inv *inv, const char *src, const char *buf,
  * devices to the GPUs of inv with the same UUID. Returns 0, or -1 when
  * some line was bad or named an unknown GPU (warned; inv->failed set). */
 int smi_parse_list(struct smi_inv *inv, const char *src, const char *buf,
+	size_t len);
+
+/* smi_apps_arg returns the "--query-compute-apps=..." argument. */
+const char *smi_apps_arg(void);
+
+/* smi_parse_apps parses the compute-apps output buf (len bytes,
+ * NUL-terminated) from src and appends its processes to inv, each mapped
+ * to its GPU by the UUID (so after smi_parse_csv). A line is "pid,
+ * process_name, gpu_uuid, used_memory": the name may hold commas (the
+ * first field is the pid, the last two the UUID and the memory); the
+ * memory is "N MiB" or N, or unavailable ("[N/A]", "N/A", "[Not
+ * Supported]" or any other bracketed text: null, warned unless
+ * inv->quiet). A line with another number of fields, a pid or memory
+ * that is not a number, or the UUID of no GPU of inv, is reported and
+ * yields no process; so is a truncated or non-text line. A first line
+ * "No running processes found" is none. Returns 0, or -1 when some line
+ * was bad (warned; inv->failed set). */
+int smi_parse_apps(struct smi_inv *inv, const char *src, const char *buf,
 	size_t len);
 
 /* smi_not_text says why the n bytes at p are not text a record can carry

@@ -1,8 +1,10 @@
 #!/bin/sh
-# gpu-probe: captured nvidia-smi output replayed into exact gpu records;
-# live runs against a fake nvidia-smi that logs its calls (one --query-gpu
-# per probe, -L only with MIG), its time limit and absence; simulated
-# topologies; health thresholds and recovery; options.
+# gpu-probe: captured nvidia-smi output replayed into exact gpu records,
+# and compute processes into process records with their owners; live
+# runs against a fake nvidia-smi that logs its calls (one --query-gpu per
+# probe, -L only with MIG, --query-compute-apps only with -p), its time
+# limit and absence; simulated topologies; health thresholds and
+# recovery; options.
 . "$(dirname "$0")/lib.sh"
 
 cp "$FIXTURES"/gpu-probe/* . || exit 1
@@ -25,14 +27,16 @@ pj() {
 	cat err
 }
 
-# A fake nvidia-smi: logs its arguments, prints $FAKE_CSV for --query-gpu
-# and $FAKE_LIST for -L, exits $FAKE_EXIT.
+# A fake nvidia-smi: logs its arguments, prints $FAKE_CSV for --query-gpu,
+# $FAKE_LIST for -L and $FAKE_APPS for --query-compute-apps, exits
+# $FAKE_EXIT ($FAKE_APPS_EXIT for the processes, when set).
 cat >fake-smi <<'EOF'
 #!/bin/sh
 echo "$*" >>"$FAKE_LOG"
 case $1 in
 --query-gpu=*) cat "$FAKE_CSV" ;;
 -L) cat "$FAKE_LIST" ;;
+--query-compute-apps=*) cat "$FAKE_APPS"; exit "${FAKE_APPS_EXIT:-${FAKE_EXIT:-0}}" ;;
 esac
 exit "${FAKE_EXIT:-0}"
 EOF
@@ -43,6 +47,7 @@ FAKE_LOG=$SCRATCH/smi.log
 export FAKE_LOG
 
 QUERY='--query-gpu=index,uuid,name,pci.bus_id,memory.total,memory.used,utilization.gpu,temperature.gpu,power.draw,power.limit,ecc.errors.uncorrected.volatile.total,driver_version,mig.mode.current,compute_cap --format=csv,noheader,nounits'
+APPS='--query-compute-apps=pid,process_name,gpu_uuid,used_memory --format=csv,noheader'
 
 # ---- replay ----
 
@@ -295,6 +300,91 @@ EOF
 
 check_output 'a node name that is not text is a usage error' \
 	'gpu-probe -N "$(printf "a\001b")" -r crlf.csv; echo "exit $?"; NODE_NAME="$(printf "n\377")" gpu-probe -r crlf.csv; echo "exit $?"' <<'EOF'
+exit 2
+exit 2
+EOF
+
+# ---- compute processes (-a, -p) ----
+
+# The H200 of the facts with 6671 MiB in use by one process (pid 1 here):
+# its owner is the one ps names, as canhazgpu has it.
+owner1=$(ps -o user= -p 1)
+check_output 'replay -a: a process record per compute process, its owner from /proc' \
+	'probe -r h200-busy.csv -a h200-busy-apps.csv | sed -n 2p' <<EOF
+{"kind":"process","node":"node1","index":0,"gpu_uuid":"GPU-ef3dd380-5942-addc-6b66-8cd55589cd49","pid":1,"process_name":"python3","used_memory_mib":6144,"user":"$owner1"}
+EOF
+
+# Names with commas (the first field is the pid, the last two the UUID and
+# the memory), memory without a unit or unavailable, CRLF, this script's
+# own pid, and one no process has.
+printf '%s\r\n' "$$, /usr/bin/python3 -m vllm.entrypoints.openai.api_server --model a,b, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101, 70144 MiB" \
+	"99999999, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101, 7808" \
+	"$$, , GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1103, [N/A]" >apps.csv
+check_output 'replay -a: names with commas, [N/A] memory; a pid gone is "unknown", said, exit 0' \
+	'pj "select(.kind == \"process\") | [.index, .pid, .process_name, .used_memory_mib, .user]" -r h100x8.csv -a apps.csv' <<EOF
+[1,$$,"/usr/bin/python3 -m vllm.entrypoints.openai.api_server --model a,b",70144,"$(id -un)"]
+[1,99999999,"python3",7808,"unknown"]
+[3,$$,null,null,"$(id -un)"]
+exit 0
+gpu-probe: apps.csv:3: used_memory: "[N/A]" read as null
+gpu-probe: apps.csv:2: pid 99999999: /proc/99999999/status: No such file or directory: user unknown
+EOF
+
+printf '%s\n' "No running processes found" >none-apps.csv
+printf '%s\n' "1, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101" "x1, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101, 5 MiB" \
+	"0, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101, 5 MiB" "1, python3, GPU-00000000-0000-0000-0000-000000000000, 5 MiB" \
+	"1, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101, 5 GiB" "1, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1107, 5 MiB" >bad-apps.csv
+printf '%s' "1, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101, 5 M" >>bad-apps.csv
+check_output 'replay -a: none running; bad lines named and skipped, the good kept, exit 1' \
+	'pj "select(.kind == \"process\") | [.index, .pid]" -r h100x8.csv -a none-apps.csv; pj "select(.kind == \"process\") | [.index, .pid]" -q -r h100x8.csv -a bad-apps.csv' <<EOF
+exit 0
+[7,1]
+exit 1
+gpu-probe: bad-apps.csv:1: 3 fields, expected 4 (pid, process_name, gpu_uuid, used_memory): "1, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f..."
+gpu-probe: bad-apps.csv:2: pid: "x1" is not a valid value
+gpu-probe: bad-apps.csv:3: pid: "0" is not a valid value
+gpu-probe: bad-apps.csv:4: GPU GPU-00000000-0000-0000-0000-000000000000 is not in the --query-gpu output
+gpu-probe: bad-apps.csv:5: used_memory: "5 GiB" is not a valid value
+gpu-probe: bad-apps.csv:7: truncated line (no newline at the end): "1, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f..."
+EOF
+
+check_output 'live -p: the query, then one --query-compute-apps; the records replay gives' \
+	'rm -f smi.log && FAKE_CSV=h100x8.csv FAKE_APPS=apps.csv gpu-probe -N node1 -p -s ./fake-smi >live.out 2>/dev/null && gpu-probe -N node1 -r h100x8.csv -a apps.csv >replay.out 2>/dev/null; cmp live.out replay.out && grep -c process live.out && cat smi.log' <<EOF
+3
+$QUERY
+$APPS
+EOF
+
+check_output 'live -p with MIG: the query, -L, then the processes' \
+	'rm -f smi.log && FAKE_CSV=h200-mig.csv FAKE_LIST=h200-mig.list FAKE_APPS=none-apps.csv gpu-probe -q -N node1 -p -s ./fake-smi >live.out && wc -l <live.out && cat smi.log' <<EOF
+20
+$QUERY
+-L
+$APPS
+EOF
+
+check_output 'live -p: process messages name the call; -P writes no sample of a process record' \
+	'FAKE_CSV=h100x8.csv FAKE_APPS=bad-apps.csv gpu-probe -N node1 -q -p -s ./fake-smi >/dev/null 2>err; echo "exit $?"; head -n 2 err;
+	FAKE_CSV=h100x8.csv FAKE_APPS=apps.csv gpu-probe -N node1 -q -p -s ./fake-smi -P with.prom >/dev/null 2>&1;
+	gpu-probe -N node1 -r h100x8.csv -P without.prom >/dev/null && cmp with.prom without.prom && echo same metrics' <<'EOF'
+exit 1
+gpu-probe: nvidia-smi --query-compute-apps:1: 3 fields, expected 4 (pid, process_name, gpu_uuid, used_memory): "1, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f..."
+gpu-probe: nvidia-smi --query-compute-apps:2: pid: "x1" is not a valid value
+same metrics
+EOF
+
+check_output 'live -p: a failing process query with no output is none, with output a failure' \
+	'FAKE_CSV=h100x8.csv FAKE_APPS=/dev/null FAKE_APPS_EXIT=6 pj "select(.kind == \"process\")" -p -s ./fake-smi;
+	FAKE_CSV=h100x8.csv FAKE_APPS=h200-busy-apps.csv FAKE_APPS_EXIT=6 pj "select(.kind == \"process\")" -p -s ./fake-smi' <<'EOF'
+exit 0
+exit 1
+gpu-probe: ./fake-smi: exited with status 6
+gpu-probe: nvidia-smi --query-compute-apps:1: GPU GPU-ef3dd380-5942-addc-6b66-8cd55589cd49 is not in the --query-gpu output
+EOF
+
+check_output 'usage: -p only live, -a only with -r' \
+	'for a in "-p -r h100x8.csv" "-a apps.csv" "-p -t seed-mig.yaml"; do gpu-probe $a >/dev/null 2>&1; echo "exit $?"; done' <<'EOF'
+exit 2
 exit 2
 exit 2
 EOF

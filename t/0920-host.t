@@ -1,12 +1,14 @@
 #!/bin/sh
 # k8shazgpu host: canhazgpu's verbs on a real redis-server, through the
-# k8shazgpu dispatcher. Exact outputs of admin, reserve (--short too),
-# release, run (CUDA_VISIBLE_DEVICES, its exit status, SIGHUP to the
-# supervisor, --timeout, the release in Redis), status (table, JSON,
-# summary, colours on a terminal, readings from a fake nvidia-smi, which
-# reserve skips and run's command is not handed), queue (and a waiting
-# reserve stopped), report; the Redis options (port, db, socket, password);
-# option forms, usage errors, and gpu-reserve's failures passed through.
+# k8shazgpu dispatcher. Exact outputs of admin (the provider found or
+# named), reserve (--short too), release, run (CUDA_VISIBLE_DEVICES, its
+# exit status, SIGHUP to the supervisor, --timeout, the release in Redis),
+# status (table, JSON and its times as stored, summary, colours on a
+# terminal, readings from a fake nvidia-smi, which reserve skips and run's
+# command is not handed, the owners of compute processes, each provider),
+# queue (and a waiting reserve stopped), report; the Redis options (port,
+# db, socket, password); option forms, usage errors, and gpu-reserve's
+# failures passed through.
 # Durations are shown from K8SHAZGPU_NOW, states are written at times
 # relative to it, so every output is exact.
 . "$(dirname "$0")/lib.sh"
@@ -15,8 +17,25 @@ start_redis || { echo 'Bail out! redis-server did not start'; exit 1; }
 USER=alice
 TZ=UTC
 NVIDIA_SMI=$SCRATCH/no-nvidia-smi
-export USER TZ NVIDIA_SMI
-unset USERNAME K8SHAZGPU_REDIS_DB K8SHAZGPU_REDIS_PASSWORD NO_COLOR K8SHAZGPU_NOW
+AMD_SMI=$SCRATCH/no-amd-smi
+export USER TZ NVIDIA_SMI AMD_SMI
+unset USERNAME K8SHAZGPU_REDIS_DB K8SHAZGPU_REDIS_PASSWORD NO_COLOR K8SHAZGPU_NOW FAKE_APPS
+
+# A fake nvidia-smi, logging its arguments into smi.log: it answers
+# --help, gives 8 H100s (GPUs 1 and 3 in use) for --query-gpu, the
+# processes of $FAKE_APPS (none when unset) for --query-compute-apps. A
+# fake amd-smi that answers --help.
+cat >fake-smi <<EOF
+#!/bin/sh
+echo "\$*" >>'$SCRATCH/smi.log'
+case \$1 in
+--query-gpu=*) cat '$FIXTURES/gpu-probe/h100x8.csv' ;;
+--query-compute-apps=*) [ -z "\${FAKE_APPS:-}" ] || cat "\$FAKE_APPS" ;;
+esac
+EOF
+printf '#!/bin/sh\nexit 0\n' >fake-amd-smi
+chmod +x fake-smi fake-amd-smi
+SMI=$SCRATCH/fake-smi
 
 # hr ARGS: k8shazgpu host ARGS; its output, "exit N", then its messages.
 hr() {
@@ -40,16 +59,38 @@ queued() { [ "$(rcli zcard canhazgpu:queue)" = 1 ]; }
 
 # ---- admin, reserve, release ----
 
-check_output 'admin: a pool of 4 GPUs' 'hr admin --gpus 4; rcli get canhazgpu:gpu_count; rcli get canhazgpu:provider' <<'EOF'
+check_output 'admin: the provider whose tool answers --help; a pool of 4 GPUs' \
+	'NVIDIA_SMI=$SMI hr admin --gpus 4; rcli get canhazgpu:gpu_count; rcli get canhazgpu:provider' <<'EOF'
+Detecting available GPU provider... found nvidia
 Initialized 4 GPUs (IDs 0 to 3)
 exit 0
 4
 nvidia
 EOF
 
-check_output 'admin: once only, without --force; nothing changed' 'hr admin --gpus 8; rcli get canhazgpu:gpu_count' <<'EOF'
+check_output 'admin: once only, without --force; nothing changed' 'NVIDIA_SMI=$SMI hr admin --gpus 8; rcli get canhazgpu:gpu_count' <<'EOF'
+Detecting available GPU provider... found nvidia
 exit 1
-gpu-reserve: the pool is already initialised (canhazgpu:gpu_count is 4); -f starts it over
+k8shazgpu host admin: GPU pool already initialized with 4 GPUs. Use --force to reinitialize
+4
+EOF
+
+check_output 'admin: no provider'"'"'s tool, or both: refused, nothing changed' \
+	'hr admin --gpus 8; NVIDIA_SMI=$SMI AMD_SMI=$SCRATCH/fake-amd-smi hr admin -g 8 --force; rcli get canhazgpu:gpu_count' <<'EOF'
+Detecting available GPU provider... exit 1
+k8shazgpu host admin: no GPU providers available (nvidia-smi, amd-smi not found)
+Detecting available GPU provider... exit 1
+k8shazgpu host admin: multiple GPU providers detected: [nvidia amd]. Please specify one with --provider
+4
+EOF
+
+check_output 'admin -p: the provider named must be one, its tool there' \
+	'hr admin -g 8 -p nvidia --force; hr admin -g 8 --provider=intel; rcli get canhazgpu:gpu_count' <<'EOF'
+Using explicitly specified GPU provider: nvidia
+exit 1
+k8shazgpu host admin: provider 'nvidia' is not available on this system
+exit 2
+k8shazgpu host admin: -p: not nvidia, amd or fake: intel
 4
 EOF
 
@@ -243,13 +284,13 @@ check_output 'status --json: canhazgpu'"'"'s array' 'hr status --json' <<EOF
     "duration": "0h 2m 5s",
     "type": "RUN",
     "details": "heartbeat 0h 0m 41s ago",
-    "last_heartbeat": "$(utc $((T0 - 41)))"
+    "last_heartbeat": "$(at $((T0 - 41)) -14400 .5-04:00)"
   },
   {
     "gpu_id": 2,
     "status": "AVAILABLE",
     "details": "free for 1h 2m 3s",
-    "last_released": "$(utc $((T0 - 3723)))"
+    "last_released": "$(at $((T0 - 3723)) 19800 .123456789+05:30)"
   },
   {
     "gpu_id": 3,
@@ -273,6 +314,21 @@ check_output 'status --json: canhazgpu'"'"'s array' 'hr status --json' <<EOF
 ]
 exit 0
 gpu-reserve: canhazgpu:gpu:4: not JSON (treated as held; left as it is)
+EOF
+
+# canhazgpu prints a time as Go does (RFC 3339 with nanoseconds): a
+# Lua-written integer at the local offset; a string with its own offset
+# and fraction, the fraction's trailing zeros cut, +00:00 as Z.
+check_output 'status --json: times as canhazgpu prints them, in another TZ' \
+	'rcli set canhazgpu:gpu:3 "{\"last_released\":\"$(at $((T0 - 60)) 0 .250000+00:00)\"}" >/dev/null;
+	TZ=Asia/Kolkata k8shazgpu host status -j 2>/dev/null | jq -c ".[] | [.gpu_id, .details, .last_released, .last_heartbeat, .expiry_time]";
+	rcli del canhazgpu:gpu:3 >/dev/null' <<EOF
+[0,"expires in 3h 15m 45s",null,null,"$(at $((T0 + 11745)) 19800 +05:30)"]
+[1,"heartbeat 0h 0m 41s ago",null,"$(at $((T0 - 41)) -14400 .5-04:00)",null]
+[2,"free for 1h 2m 3s","$(at $((T0 - 3723)) 19800 .123456789+05:30)",null,null]
+[3,"free for 0h 1m 0s","$(at $((T0 - 60)) 0 .25Z)",null,null]
+[4,"canhazgpu:gpu:4: not JSON",null,null,null]
+[5,"claim 5f1c2d3e",null,null,null]
 EOF
 
 check_output 'status -s: one row' 'hr status -s' <<'EOF'
@@ -310,16 +366,11 @@ else
 	t_n=$((t_n + 2))
 fi
 
-# ---- readings: a fake nvidia-smi with 8 H100s, GPUs 1 and 3 in use ----
+# ---- readings: the fake nvidia-smi's 8 H100s, GPUs 1 and 3 in use ----
 
-cat >fake-smi <<EOF
-#!/bin/sh
-case \$1 in --query-gpu=*) cat '$FIXTURES/gpu-probe/h100x8.csv' ;; esac
-EOF
-chmod +x fake-smi
-
-check_output 'readings, database 1: reserve skips the GPUs in use without a reservation' \
-	'hr --redis-db 1 admin --gpus 8; NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db=1 reserve -g 2' <<'EOF'
+check_output 'readings, database 1: reserve skips the GPUs in use without a reservation; no process query' \
+	': >smi.log; NVIDIA_SMI=$SMI hr --redis-db 1 admin --gpus 8; NVIDIA_SMI=$SMI hr --redis-db=1 reserve -g 2; sed "s/=.*//" smi.log' <<'EOF'
+Detecting available GPU provider... found nvidia
 Initialized 8 GPUs (IDs 0 to 7)
 exit 0
 Reserved 2 GPU(s): [0 2] for 0h 30m 0s
@@ -327,26 +378,90 @@ Reserved 2 GPU(s): [0 2] for 0h 30m 0s
 Run the following command to run only on these GPUs:
 export CUDA_VISIBLE_DEVICES=0,2
 exit 0
+--help
+--query-gpu
 EOF
 
 since=$(rcli -n 1 get canhazgpu:gpu:0 | jq .start_time)
-check_output 'readings: status shows UNRESERVED, memory in VALIDATION' \
-	'NVIDIA_SMI=$SCRATCH/fake-smi K8SHAZGPU_NOW=$((since + 5)) hr status --redis-db 1' <<'EOF'
- GPU │ STATUS       │ USER    │ DURATION │ TYPE   │ DETAILS               │ VALIDATION        │ NOTE 
-─────┼──────────────┼─────────┼──────────┼────────┼───────────────────────┼───────────────────┼──────
- 0   │ ● IN_USE     │ alice   │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s │ no usage detected │ -    
- 1   │ ⚠ UNRESERVED │ unknown │ -        │ -      │ 78112MB used          │ -                 │ -    
- 2   │ ● IN_USE     │ alice   │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s │ no usage detected │ -    
- 3   │ ⚠ UNRESERVED │ unknown │ -        │ -      │ 40211MB used          │ -                 │ -    
- 4   │ ● AVAILABLE  │ -       │ -        │ -      │ never used            │ 1MB used          │ -    
- 5   │ ● AVAILABLE  │ -       │ -        │ -      │ never used            │ 1MB used          │ -    
- 6   │ ● AVAILABLE  │ -       │ -        │ -      │ never used            │ 1MB used          │ -    
- 7   │ ● AVAILABLE  │ -       │ -        │ -      │ never used            │ 1MB used          │ -    
+check_output 'readings: status shows UNRESERVED, memory in VALIDATION; no compute process, no owner' \
+	'NVIDIA_SMI=$SMI K8SHAZGPU_NOW=$((since + 5)) hr status --redis-db 1' <<'EOF'
+ GPU │ STATUS       │ USER    │ DURATION │ TYPE   │ DETAILS                     │ VALIDATION        │ NOTE 
+─────┼──────────────┼─────────┼──────────┼────────┼─────────────────────────────┼───────────────────┼──────
+ 0   │ ● IN_USE     │ alice   │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s       │ no usage detected │ -    
+ 1   │ ⚠ UNRESERVED │ unknown │ -        │ -      │ 78112MB used by 0 processes │ -                 │ -    
+ 2   │ ● IN_USE     │ alice   │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s       │ no usage detected │ -    
+ 3   │ ⚠ UNRESERVED │ unknown │ -        │ -      │ 40211MB used by 0 processes │ -                 │ -    
+ 4   │ ● AVAILABLE  │ -       │ -        │ -      │ never used                  │ 1MB used          │ -    
+ 5   │ ● AVAILABLE  │ -       │ -        │ -      │ never used                  │ 1MB used          │ -    
+ 6   │ ● AVAILABLE  │ -       │ -        │ -      │ never used                  │ 1MB used          │ -    
+ 7   │ ● AVAILABLE  │ -       │ -        │ -      │ never used                  │ 1MB used          │ -    
 exit 0
 EOF
 
+# Compute processes: two of this script's shell on GPUs 1 and 3, one of a
+# pid no process has (its owner unknown) on GPU 1. The owners are those of
+# /proc: this user, and "unknown", sorted.
+me=$(id -un)
+cat >apps.csv <<EOF
+$$, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101, 70144 MiB
+99999999, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1101, 7808 MiB
+$$, /usr/bin/python3 -m vllm.entrypoints.openai.api_server, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1103, [N/A]
+EOF
+if [ "$(printf '%s\n' "$me" unknown | LC_ALL=C sort | head -n 1)" = "$me" ]; then
+	u1="$me and unknown" j1="\"$me\",\"unknown\""
+else
+	u1="unknown and $me" j1="\"unknown\",\"$me\""
+fi
+gone='gpu-probe: nvidia-smi --query-compute-apps:2: pid 99999999: /proc/99999999/status: No such file or directory: user unknown'
+
+check_output 'processes: the owners in USER, how many in DETAILS, "process" for one (widths squeezed)' \
+	': >smi.log; NVIDIA_SMI=$SMI FAKE_APPS=apps.csv K8SHAZGPU_NOW=$((since + 5)) hr status --redis-db 1 | sed -n "2d;1,6p;\$p" | tr -s " "; sed "s/=.*//" smi.log' <<EOF
+ GPU │ STATUS │ USER │ DURATION │ TYPE │ DETAILS │ VALIDATION │ NOTE 
+ 0 │ ● IN_USE │ alice │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s │ no usage detected │ - 
+ 1 │ ⚠ UNRESERVED │ $u1 │ - │ - │ 78112MB used by 2 processes │ - │ - 
+ 2 │ ● IN_USE │ alice │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s │ no usage detected │ - 
+ 3 │ ⚠ UNRESERVED │ $me │ - │ - │ 40211MB used by 1 process │ - │ - 
+$gone
+--query-gpu
+--query-compute-apps
+EOF
+
+check_output 'processes: --json unreserved_users and process_info, as canhazgpu' \
+	'NVIDIA_SMI=$SMI FAKE_APPS=apps.csv k8shazgpu host --redis-db 1 status -j 2>err | jq -c ".[1,3]"; cat err' <<EOF
+{"gpu_id":1,"status":"UNRESERVED","details":"WITHOUT RESERVATION","gpu_model":"H100 80GB HBM3","unreserved_users":[$j1],"process_info":"78112MB used by 2 processes"}
+{"gpu_id":3,"status":"UNRESERVED","details":"WITHOUT RESERVATION","gpu_model":"H100 80GB HBM3","unreserved_users":["$me"],"process_info":"40211MB used by 1 process"}
+$gone
+EOF
+
+printf 'garbage\n%s\n' "$$, python3, GPU-8a3c5e71-24b9-4f06-9d1e-6c7b2a0f1103, 40000 MiB" >bad-apps.csv
+check_output 'processes: a line that is not one is named and skipped, the rest shown, status 1' \
+	'NVIDIA_SMI=$SMI FAKE_APPS=bad-apps.csv k8shazgpu host --redis-db 1 status -j >j.out 2>err; echo "exit $?"; jq -c ".[1,3] | [.status, .unreserved_users, .process_info]" j.out; cat err' <<EOF
+exit 1
+["UNRESERVED",null,"78112MB used by 0 processes"]
+["UNRESERVED",["$me"],"40211MB used by 1 process"]
+gpu-probe: nvidia-smi --query-compute-apps:1: 1 field, expected 4 (pid, process_name, gpu_uuid, used_memory): "garbage"
+EOF
+
+# Owners canhazgpu shows as "a, b and N more", from a gpu-probe of this
+# test's: four processes of three users on GPU 1, two users on GPU 3.
+mkdir -p stub
+cat >stub/gpu-probe <<EOF
+#!/bin/sh
+'$BUILD/gpu-probe' -N n -r '$FIXTURES/gpu-probe/h100x8.csv'
+for u in carol alice bob alice; do echo "{\"kind\":\"process\",\"index\":1,\"user\":\"\$u\"}"; done
+for u in erin dave; do echo "{\"kind\":\"process\",\"index\":3,\"user\":\"\$u\"}"; done
+EOF
+chmod +x stub/gpu-probe
+check_output 'processes: two owners, and more than two, as canhazgpu lists them' \
+	'PATH=$SCRATCH/stub:$PATH NVIDIA_SMI=$SMI K8SHAZGPU_NOW=$((since + 5)) hr status --redis-db 1 | sed -n "1,2p;4p;6p"' <<'EOF'
+ GPU │ STATUS       │ USER                  │ DURATION │ TYPE   │ DETAILS                     │ VALIDATION        │ NOTE 
+─────┼──────────────┼───────────────────────┼──────────┼────────┼─────────────────────────────┼───────────────────┼──────
+ 1   │ ⚠ UNRESERVED │ alice, bob and 1 more │ -        │ -      │ 78112MB used by 4 processes │ -                 │ -    
+ 3   │ ⚠ UNRESERVED │ dave and erin         │ -        │ -      │ 40211MB used by 2 processes │ -                 │ -    
+EOF
+
 check_output 'readings: --memory-threshold; the models in the summary' \
-	'NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db 1 --memory-threshold 50000 status -s; NVIDIA_SMI=$SCRATCH/fake-smi k8shazgpu host --redis-db 1 status -j --memory-threshold=50000 | jq -c ".[3]"' <<'EOF'
+	'NVIDIA_SMI=$SMI hr --redis-db 1 --memory-threshold 50000 status -s; NVIDIA_SMI=$SMI k8shazgpu host --redis-db 1 status -j --memory-threshold=50000 | jq -c ".[3]"' <<'EOF'
 
  HOST      │ TOTAL │ GPU MODELS     │ AVAILABLE │ IN USE 
 ───────────┼───────┼────────────────┼───────────┼────────
@@ -357,17 +472,118 @@ exit 0
 EOF
 
 check_output 'readings: -G of a GPU in use without a reservation: refused, then taken with -f' \
-	'NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db 1 reserve -G 1 --nonblock; NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db 1 reserve -G 1 -f -s' <<'EOF'
+	'NVIDIA_SMI=$SMI hr --redis-db 1 reserve -G 1 --nonblock; NVIDIA_SMI=$SMI hr --redis-db 1 reserve -G 1 -f -s' <<'EOF'
 exit 1
 gpu-reserve: GPU 1 is in use without reservation
 1exit 0
 EOF
 
+check_output 'processes: a reservation'"'"'s VALIDATION, as canhazgpu words it ("1 processes" too)' \
+	'NVIDIA_SMI=$SMI hr --redis-db 1 reserve -G 3 -f -s; echo; NVIDIA_SMI=$SMI FAKE_APPS=apps.csv k8shazgpu host --redis-db 1 status -j 2>/dev/null | jq -c ".[1,3] | [.status, .validation, .process_info]"' <<'EOF'
+3exit 0
+
+["IN_USE","78112MB, 2 processes",null]
+["IN_USE","40211MB, 1 processes",null]
+EOF
+
 check_output 'readings: run does not hand the command the descriptor they came on' \
-	'NVIDIA_SMI=$SCRATCH/fake-smi hr --redis-db 1 run -G 4 -- sh -c "test -e /proc/\$\$/fd/3 && echo fd 3 open || echo fd 3 closed"' <<'EOF'
+	'NVIDIA_SMI=$SMI hr --redis-db 1 run -G 4 -- sh -c "test -e /proc/\$\$/fd/3 && echo fd 3 open || echo fd 3 closed"' <<'EOF'
 fd 3 closed
 exit 0
 Reserved 1 GPU(s): [4] for command execution
+EOF
+
+# ---- providers, database 2: fake (no tool run), amd (none read), one
+# canhazgpu does not know, none set ----
+
+check_output 'admin -p fake: no tool needed; --force starts over, said as canhazgpu says it' \
+	'hr --redis-db 2 admin -g 2 -p fake; rcli -n 2 set canhazgpu:gpu:1 "{\"user\":\"zed\",\"type\":\"manual\"}" >/dev/null;
+	hr --redis-db 2 admin -g 3 --provider fake --force; rcli -n 2 get canhazgpu:provider; rcli -n 2 exists canhazgpu:gpu:1' <<'EOF'
+Using explicitly specified GPU provider: fake
+Using fake GPU provider for development/testing
+Initialized 2 GPUs (IDs 0 to 1)
+exit 0
+Using explicitly specified GPU provider: fake
+Using fake GPU provider for development/testing
+Releasing all GPUs: admin force reset (clearing 2 existing GPUs)
+Reinitialized 3 GPUs (IDs 0 to 2)
+exit 0
+fake
+0
+EOF
+
+hr --redis-db 2 reserve -G 0 >/dev/null
+since=$(rcli -n 2 get canhazgpu:gpu:0 | jq .start_time)
+check_output 'fake: every GPU idle, a "Fake GPU", no tool run' \
+	': >smi.log; NVIDIA_SMI=$SMI K8SHAZGPU_NOW=$((since + 5)) hr --redis-db 2 status; NVIDIA_SMI=$SMI hr --redis-db 2 status -s;
+	NVIDIA_SMI=$SMI k8shazgpu host --redis-db 2 status -j | jq -c ".[0,1] | [.validation, .gpu_model]"; cat smi.log' <<'EOF'
+ GPU │ STATUS      │ USER  │ DURATION │ TYPE   │ DETAILS               │ VALIDATION        │ NOTE 
+─────┼─────────────┼───────┼──────────┼────────┼───────────────────────┼───────────────────┼──────
+ 0   │ ● IN_USE    │ alice │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s │ no usage detected │ -    
+ 1   │ ● AVAILABLE │ -     │ -        │ -      │ never used            │ 0MB used          │ -    
+ 2   │ ● AVAILABLE │ -     │ -        │ -      │ never used            │ 0MB used          │ -    
+exit 0
+
+ HOST      │ TOTAL │ GPU MODELS │ AVAILABLE │ IN USE 
+───────────┼───────┼────────────┼───────────┼────────
+ localhost │ 3     │ Fake GPU   │ ✓ 2       │ 1      
+
+exit 0
+["no usage detected","Fake GPU"]
+["0MB used","Fake GPU"]
+EOF
+
+check_output 'amd: no readings (amd-smi is not read), nothing said' \
+	'rcli -n 2 set canhazgpu:provider amd >/dev/null; : >smi.log; NVIDIA_SMI=$SMI AMD_SMI=$SCRATCH/fake-amd-smi k8shazgpu host --redis-db 2 status -j 2>err | jq -c ".[0,1] | [.status, .validation, .gpu_model]"; cat err smi.log' <<'EOF'
+["IN_USE",null,null]
+["AVAILABLE",null,null]
+EOF
+
+check_output 'a provider canhazgpu does not know: named, no readings, left as it is; status 1, reserve goes on' \
+	'rcli -n 2 set canhazgpu:provider intel >/dev/null; NVIDIA_SMI=$SMI hr --redis-db 2 status -s; NVIDIA_SMI=$SMI hr --redis-db 2 reserve -G 1 -s; rcli -n 2 get canhazgpu:provider' <<'EOF'
+
+ HOST      │ TOTAL │ GPU MODELS │ AVAILABLE │ IN USE 
+───────────┼───────┼────────────┼───────────┼────────
+ localhost │ 3     │ -          │ ✓ 2       │ 1      
+
+exit 1
+gpu-reserve: canhazgpu:provider is not nvidia, amd or fake: "intel" (left as it is)
+1exit 0
+gpu-reserve: canhazgpu:provider is not nvidia, amd or fake: "intel" (left as it is)
+intel
+EOF
+
+check_output 'no provider set: read as nvidia, as canhazgpu reads it, and said; never written' \
+	'rcli -n 2 del canhazgpu:provider >/dev/null; NVIDIA_SMI=$SMI k8shazgpu host --redis-db 2 status -j 2>err | jq -c ".[] | [.gpu_id, .status, .validation]"; cat err; rcli -n 2 exists canhazgpu:provider' <<'EOF'
+[0,"IN_USE","no usage detected"]
+[1,"IN_USE","78112MB used"]
+[2,"AVAILABLE","1MB used"]
+k8shazgpu host status: canhazgpu:provider is not set: read as nvidia, as canhazgpu reads it
+0
+EOF
+
+check_output 'gpu-reserve pool: the record as stored; init -p checks its value' \
+	'rcli -n 2 set canhazgpu:provider intel >/dev/null; out gpu-reserve -D 2 pool; rcli -n 2 set canhazgpu:gpu_count 2x >/dev/null; out gpu-reserve -D 2 pool;
+	out gpu-reserve -D 2 init -f -g 2 -p nvidia; out gpu-reserve -D 2 init -f -g 2 -p ati; rcli -n 2 del canhazgpu:provider >/dev/null' <<'EOF'
+{"kind":"pool","gpu_count":3,"provider":null}
+exit 1
+gpu-reserve: canhazgpu:provider is not nvidia, amd or fake: "intel" (left as it is)
+{"kind":"pool","gpu_count":null,"provider":null}
+exit 1
+gpu-reserve: canhazgpu:gpu_count is not a number from 0 to 1024: 2x
+gpu-reserve: canhazgpu:provider is not nvidia, amd or fake: "intel" (left as it is)
+{"kind":"pool","gpu_count":2,"provider":"nvidia"}
+exit 0
+exit 2
+gpu-reserve: -p: not nvidia, amd or fake: ati
+usage: gpu-reserve [-a addr] [-D db] [-P passfile] [-L lockwait] [-T timeout] [-i gpufile] [-M mib] command [options] [args]
+EOF
+
+rcli -n 2 set canhazgpu:gpu:0 '{"user":"bob","actual_user":"bob","start_time":1795000000,"type":"run","last_heartbeat":"2026-11-18T06:07:40.120-05:00"}' >/dev/null
+check_output 'gpu-reserve status -l: times as canhazgpu shows them (TZ for numbers)' \
+	'TZ=America/New_York K8SHAZGPU_NOW=1795000010 gpu-reserve -D 2 status -l | jq -c "select(.gpu == 0) | [.since, .heartbeat]"; K8SHAZGPU_NOW=1795000010 gpu-reserve -D 2 status | jq -c "select(.gpu == 0) | [.since, .heartbeat]"' <<'EOF'
+["2026-11-18T06:06:40-05:00","2026-11-18T06:07:40.12-05:00"]
+["2026-11-18T11:06:40Z","2026-11-18T11:07:40Z"]
 EOF
 
 # ---- queue ----
@@ -489,10 +705,12 @@ eventually 10 test -S r.sock
 printf 's3cret\n' >pw
 
 check_output '--redis-socket (relative), --redis-password-file' \
-	'hr --redis-socket r.sock --redis-password-file pw admin --gpus 2; hr --redis-password-file=pw status --redis-socket='"$SCRATCH"'/r.sock | tail -n 2' <<'EOF'
+	'hr --redis-socket r.sock --redis-password-file pw admin --gpus 2 -p fake; hr --redis-password-file=pw status --redis-socket='"$SCRATCH"'/r.sock | tail -n 2' <<'EOF'
+Using explicitly specified GPU provider: fake
+Using fake GPU provider for development/testing
 Initialized 2 GPUs (IDs 0 to 1)
 exit 0
- 1   │ ● AVAILABLE │ -    │ -        │ -    │ never used │            │ -    
+ 1   │ ● AVAILABLE │ -    │ -        │ -    │ never used │ 0MB used   │ -    
 exit 0
 EOF
 
@@ -545,7 +763,7 @@ usage: k8shazgpu host queue [--json]
 The requests waiting for GPUs, first come first served.
       --json            canhazgpu's JSON
 exit 0
-usage: k8shazgpu host admin --gpus N [--force]
+usage: k8shazgpu host admin --gpus N [--force] [-p nvidia|amd|fake]
 EOF
 
 check_output 'k8shazgpu lists host; k8shazgpu-host runs on its own too' \

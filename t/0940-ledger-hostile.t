@@ -302,6 +302,7 @@ rcli set canhazgpu:gpu:0 "{\"user\":\"$(printf 'ev\\u001b[2Jil')\",\"actual_user
 rcli set canhazgpu:gpu:1 '{"user":"bob","actual_user":"bob","start_time":1,"type":"manual","expiry_time":"0-12-31T23:59:59Z"}' >/dev/null
 check_output 'host status: escapes and newlines in names and notes are shown as ?, a bad time as an error, every row printed' \
 	'K8SHAZGPU_NOW=$NOW k8shazgpu host status --no-color 2>&1; echo "exit $?"' <<'EOF2'
+k8shazgpu host status: canhazgpu:provider is not set: read as nvidia, as canhazgpu reads it
 gpu-reserve: canhazgpu:gpu:1: expiry_time is not a time (treated as held; left as it is)
  GPU │ STATUS      │ USER         │ DURATION │ TYPE   │ DETAILS                                    │ VALIDATION │ NOTE   
 ─────┼─────────────┼──────────────┼──────────┼────────┼────────────────────────────────────────────┼────────────┼────────

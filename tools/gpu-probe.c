@@ -1,20 +1,26 @@
 /* gpu-probe: discover the node's GPUs and MIG devices, with health.
  *
- * usage: gpu-probe [-q] [-c config] [-H name=value] [-N node]
+ * usage: gpu-probe [-pq] [-c config] [-H name=value] [-N node]
  *                  [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]
- *                  [-r csvfile [-m listfile] | -t topology [-n node]]
+ *                  [-r csvfile [-m listfile] [-a appsfile] |
+ *                   -t topology [-n node]]
  *
  * Writes one `gpu` record (NDJSON) per whole GPU and per MIG device, from
  * one of three sources:
  *
  *   live (default)  one `nvidia-smi --query-gpu=... --format=csv,noheader,
  *                   nounits` call, plus `nvidia-smi -L` only when some GPU
- *                   has MIG mode enabled. nvidia-smi is -s PATH, else
- *                   $NVIDIA_SMI, else found on PATH; each call is killed
- *                   after -T seconds (default 10).
- *   replay (-r)     the captured output of those two commands.
+ *                   has MIG mode enabled, plus with -p one
+ *                   `nvidia-smi --query-compute-apps=...`. nvidia-smi is
+ *                   -s PATH, else $NVIDIA_SMI, else found on PATH; each
+ *                   call is killed after -T seconds (default 10).
+ *   replay (-r)     the captured output of those commands.
  *   topology (-t)   what node -n (default: every node) of a simulated
  *                   topology has: deterministic UUIDs, idle readings.
+ *
+ * With -p (or -a), a `process` record follows per compute process: its
+ * GPU's index and UUID, pid, name, memory, and its owner from
+ * /proc/<pid>/status ("unknown", warned, when it cannot be read).
  *
  * Records carry node (-N, else $NODE_NAME, else the host name; the topology
  * node in -t mode), the readings, mig_enabled (the physical GPU's MIG
@@ -46,6 +52,7 @@
 #include "health.h"
 #include "mig.h"
 #include "nd.h"
+#include "owner.h"
 #include "proc.h"
 #include "prom.h"
 #include "smi.h"
@@ -53,16 +60,18 @@
 #include "yaml.h"
 
 #define USAGE                                                                    \
-	"usage: gpu-probe [-q] [-c config] [-H name=value] [-N node]\n"          \
+	"usage: gpu-probe [-pq] [-c config] [-H name=value] [-N node]\n"         \
 	"                 [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]\n" \
-	"                 [-r csvfile [-m listfile] | -t topology [-n node]]\n"
+	"                 [-r csvfile [-m listfile] [-a appsfile] |\n"           \
+	"                  -t topology [-n node]]\n"
 
 enum { MAX_OUTPUT = 16 << 20, MAX_SETS = 32 };
 
 struct opts {
-	const char *node, *config, *smi, *replay, *list, *topo, *topo_node;
+	const char *node, *config, *smi, *replay, *list, *apps, *topo;
+	const char *topo_node;
 	const char *sets[MAX_SETS]; /* -H name=value, applied after -c */
-	int nsets, timeout, quiet, interval;
+	int nsets, timeout, quiet, interval, procs;
 	const char *textfile;
 	struct health_limits limits;
 };
@@ -87,11 +96,13 @@ help(void)
 	     "              ecc_unhealthy, mem_warn_pct, mem_unhealthy_pct,\n"
 	     "              util_warn_pct, util_unhealthy_pct) to V or off\n"
 	     "  -N NODE     node name for the records\n"
+	     "  -p          also a process record per compute process\n"
 	     "  -q          no warnings for values nvidia-smi cannot report\n"
 	     "  -s PATH     nvidia-smi to run\n"
 	     "  -T SECONDS  time limit per nvidia-smi call (default 10)\n"
 	     "  -r FILE     replay a captured --query-gpu CSV output\n"
 	     "  -m FILE     with -r: the captured nvidia-smi -L output\n"
+	     "  -a FILE     with -r: the captured compute-apps output (-p)\n"
 	     "  -t FILE     simulate the nodes of a topology file\n"
 	     "  -n NODE     with -t: just this node\n"
 	     "  -i SECONDS  probe again every SECONDS, each good probe ending\n"
@@ -99,6 +110,7 @@ help(void)
 	     "  -P FILE     also write node-exporter textfile metrics to FILE\n"
 	     "  -h, -V      help, version");
 	printf("query: %s\n", smi_query_arg() + strlen("--query-gpu="));
+	printf("apps: %s\n", smi_apps_arg() + strlen("--query-compute-apps="));
 }
 
 static void
@@ -238,18 +250,65 @@ emit_inv(const struct opts *o, const struct smi_inv *inv)
 	}
 }
 
+/* apps_src names the compute-apps output in messages. */
+static const char *
+apps_src(const struct opts *o)
+{
+	if (!o->apps)
+		return "nvidia-smi --query-compute-apps";
+	return strcmp(o->apps, "-") ? o->apps : "<stdin>";
+}
+
+/* app_record returns the process record of a, a process of inv, with
+ * its owner: "unknown" when it cannot be read (gone, hidden), as
+ * canhazgpu has it, with a warning naming the line it came from. */
+static json_t *
+app_record(const struct opts *o, const struct smi_inv *inv,
+	const struct smi_app *a)
+{
+	const struct smi_gpu *g = &inv->gpus[a->gpu];
+	char user[256];
+
+	if (owner_of(a->pid, user, sizeof user) < 0) {
+		err_warn("%s:%ld: pid %ld: /proc/%ld/status: %s: user unknown",
+			apps_src(o), a->line, a->pid, a->pid, strerror(errno));
+		strcpy(user, "unknown");
+	} else if (smi_not_text(user, strlen(user))) {
+		err_warn("%s:%ld: pid %ld: its user's name is not text: user "
+			 "unknown",
+			apps_src(o), a->line, a->pid);
+		strcpy(user, "unknown");
+	}
+	return json_pack("{s:s, s:o, s:O, s:O, s:I, s:o, s:O, s:o}", "kind",
+		"process", "node", jstr(o->node), "index", g->val[SMI_INDEX],
+		"gpu_uuid", g->val[SMI_UUID], "pid", (json_int_t)a->pid,
+		"process_name", a->name ? jstr(a->name) : json_null(),
+		"used_memory_mib", a->used_mib, "user", jstr(user));
+}
+
+/* emit_apps writes the process record of every process of inv. */
+static void
+emit_apps(const struct opts *o, const struct smi_inv *inv)
+{
+	size_t i;
+
+	for (i = 0; i < inv->napps; i++)
+		json_array_append_new(batch, app_record(o, inv, &inv->apps[i]));
+}
+
 /* call runs nvidia-smi with args (argv[0] filled in here) and checks how it
  * went. When it ran to the end, out->buf holds its output (caller frees)
- * and the result is HAZ_OK, or HAZ_FAIL when it exited non-zero (warned).
- * Otherwise out->buf is NULL and the result is the status to stop with
- * (warned). */
+ * and the result is HAZ_OK, or HAZ_FAIL when it exited non-zero (warned;
+ * with mute_empty, not when it printed nothing: some nvidia-smi say so
+ * that they have no process to list, canhazgpu reads it so). Otherwise
+ * out->buf is NULL and the result is the status to stop with (warned). */
 static int
-call(const struct opts *o, char **argv, struct proc_out *out)
+call(const struct opts *o, char **argv, struct proc_out *out, int mute_empty)
 {
 	argv[0] = (char *)o->smi;
 	switch (proc_run(argv, o->timeout * 1000L, MAX_OUTPUT, out)) {
 	case PROC_EXITED:
-		if (!out->code)
+		if (!out->code || (mute_empty && !out->len))
 			return HAZ_OK;
 		err_warn("%s: exited with status %d", o->smi, out->code);
 		return HAZ_FAIL;
@@ -281,6 +340,26 @@ call(const struct opts *o, char **argv, struct proc_out *out)
 	return HAZ_FAIL;
 }
 
+typedef int parse_fn(struct smi_inv *, const char *, const char *, size_t);
+
+/* run_parse runs nvidia-smi with argv and parses its output, named src,
+ * into inv with parse. Returns 1 when the call ran to the end (its
+ * status, HAZ_OK or HAZ_FAIL, into *st), else 0 with the status to stop
+ * with in *st. */
+static int
+run_parse(const struct opts *o, char **argv, parse_fn *parse,
+	struct smi_inv *inv, const char *src, int *st)
+{
+	struct proc_out out;
+
+	*st = call(o, argv, &out, parse == smi_parse_apps);
+	if (!out.buf)
+		return 0;
+	parse(inv, src, out.buf, out.len);
+	proc_free(&out);
+	return 1;
+}
+
 /* live fills inv from nvidia-smi. Returns an exit status: HAZ_OK or
  * HAZ_FAIL with inv filled as far as the output went, or the status of a
  * call that ended too early. */
@@ -290,22 +369,19 @@ live(const struct opts *o, struct smi_inv *inv)
 	char *query[] = {NULL, (char *)smi_query_arg(),
 		"--format=csv,noheader,nounits", NULL};
 	char *list[] = {NULL, "-L", NULL};
-	struct proc_out out;
-	int st, st2;
+	char *apps[] = {NULL, (char *)smi_apps_arg(), "--format=csv,noheader",
+		NULL};
+	int st, st2 = HAZ_OK, st3 = HAZ_OK;
 
-	st = call(o, query, &out);
-	if (!out.buf)
+	if (!run_parse(o, query, smi_parse_csv, inv, "nvidia-smi", &st))
 		return st;
-	smi_parse_csv(inv, "nvidia-smi", out.buf, out.len);
-	proc_free(&out);
-	if (!smi_any_mig(inv))
-		return st;
-	st2 = call(o, list, &out);
-	if (!out.buf)
+	if (smi_any_mig(inv) &&
+		!run_parse(o, list, smi_parse_list, inv, "nvidia-smi -L", &st2))
 		return st2;
-	smi_parse_list(inv, "nvidia-smi -L", out.buf, out.len);
-	proc_free(&out);
-	return st2 != HAZ_OK ? st2 : st;
+	if (o->procs &&
+		!run_parse(o, apps, smi_parse_apps, inv, apps_src(o), &st3))
+		return st3;
+	return st3 != HAZ_OK ? st3 : st2 != HAZ_OK ? st2 : st;
 }
 
 /* slurp reads all of path ("-" is stdin) into *buf (caller frees), at
@@ -353,30 +429,35 @@ slurp(const char *path, char **buf, size_t *len)
 	return 0;
 }
 
-/* replay fills inv from capture files. Returns an exit status. */
+/* replay_one parses the capture at path into inv with parse. Returns 0,
+ * or -1 when it cannot be read (said). */
 static int
-replay(const struct opts *o, struct smi_inv *inv)
+replay_one(const char *path, parse_fn *parse, struct smi_inv *inv)
 {
 	char *buf;
 	size_t len;
 
-	if (slurp(o->replay, &buf, &len) < 0)
-		return HAZ_FAIL;
-	smi_parse_csv(inv, strcmp(o->replay, "-") ? o->replay : "<stdin>", buf,
-		len);
+	if (slurp(path, &buf, &len) < 0)
+		return -1;
+	parse(inv, strcmp(path, "-") ? path : "<stdin>", buf, len);
 	free(buf);
-	if (!o->list) {
-		if (smi_any_mig(inv))
-			err_warn("%s: MIG is enabled but no -m list was given: "
-				 "no MIG devices reported",
-				o->replay);
-		return HAZ_OK;
-	}
-	if (slurp(o->list, &buf, &len) < 0)
+	return 0;
+}
+
+/* replay fills inv from capture files. Returns an exit status. */
+static int
+replay(const struct opts *o, struct smi_inv *inv)
+{
+	if (replay_one(o->replay, smi_parse_csv, inv) < 0)
 		return HAZ_FAIL;
-	smi_parse_list(inv, strcmp(o->list, "-") ? o->list : "<stdin>", buf,
-		len);
-	free(buf);
+	if (!o->list && smi_any_mig(inv))
+		err_warn("%s: MIG is enabled but no -m list was given: "
+			 "no MIG devices reported",
+			o->replay);
+	if (o->list && replay_one(o->list, smi_parse_list, inv) < 0)
+		return HAZ_FAIL;
+	if (o->apps && replay_one(o->apps, smi_parse_apps, inv) < 0)
+		return HAZ_FAIL;
 	return HAZ_OK;
 }
 
@@ -503,8 +584,9 @@ parse_opts(struct opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof *o);
 	o->timeout = 10;
-	while ((c = getopt(argc, argv, "c:H:hi:m:N:n:P:qr:s:T:t:V")) != -1) {
+	while ((c = getopt(argc, argv, "a:c:H:hi:m:N:n:pP:qr:s:T:t:V")) != -1) {
 		switch (c) {
+		case 'a': o->apps = optarg; break;
 		case 'c': o->config = optarg; break;
 		case 'H':
 			if (o->nsets == MAX_SETS)
@@ -515,6 +597,7 @@ parse_opts(struct opts *o, int argc, char **argv)
 		case 'h': help(); exit(nd_finish(HAZ_OK));
 		case 'i': o->interval = seconds(optarg); break;
 		case 'm': o->list = optarg; break;
+		case 'p': o->procs = 1; break;
 		case 'P': o->textfile = optarg; break;
 		case 'N': o->node = optarg; break;
 		case 'n': o->topo_node = optarg; break;
@@ -530,7 +613,8 @@ parse_opts(struct opts *o, int argc, char **argv)
 		}
 	}
 	if (optind != argc || (o->replay && o->topo) ||
-		(o->list && !o->replay) || (o->topo_node && !o->topo))
+		(o->list && !o->replay) || (o->topo_node && !o->topo) ||
+		(o->apps && !o->replay) || (o->procs && (o->replay || o->topo)))
 		usage();
 }
 
@@ -561,8 +645,10 @@ probe(const struct opts *o)
 		return simulate(o);
 	inv.quiet = o->quiet;
 	st = o->replay ? replay(o, &inv) : live(o, &inv);
-	if (st == HAZ_OK || st == HAZ_FAIL)
+	if (st == HAZ_OK || st == HAZ_FAIL) {
 		emit_inv(o, &inv); /* what parsed, even when a call failed */
+		emit_apps(o, &inv);
+	}
 	if (inv.failed && st == HAZ_OK)
 		st = HAZ_FAIL;
 	smi_free(&inv);
@@ -609,6 +695,9 @@ textfile_gauge(FILE *f, const char *path, const char *name, const char *help,
 		struct prom_label l[] = {{"node", NULL, 0}, {"uuid", NULL, 0},
 			{"index", NULL, 0}, {"mig", NULL, 0}};
 
+		if (strcmp(json_string_value(json_object_get(r, "kind")),
+			    "gpu") != 0)
+			continue; /* a process record */
 		if (strcmp(key, "health") == 0) {
 			h = json_string_value(json_object_get(r, "health"));
 			snprintf(value, sizeof value, "%d",

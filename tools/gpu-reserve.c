@@ -4,13 +4,13 @@
  * usage: gpu-reserve [-a addr] [-D db] [-P passfile] [-L lockwait]
  *                    [-T timeout] [-i gpufile] [-M mib] command [args]
  *
- * Commands: init, reserve, release, heartbeat, run, status, cleanup,
+ * Commands: init, pool, reserve, release, heartbeat, run, status, cleanup,
  * queue, report, mark, k8s-sync, prepare, watch; with none (stdin not a
  * terminal) or "-", request records from stdin. Each writes NDJSON
  * records: `reservation` (reserve, release, heartbeat, cleanup,
- * k8s-sync, prepare),
- * `gpu-state` (status), `queue-entry`, `usage`, `conflict`, the `gpu`
- * records of mark with a `held` member. gpu-reserve(1) has them all.
+ * k8s-sync, prepare), `pool` (init, pool), `gpu-state` (status),
+ * `queue-entry`, `usage`, `conflict`, the `gpu` records of mark with a
+ * `held` member. gpu-reserve(1) has them all.
  *
  * Redis keys, JSON, lock, allocation order and history are canhazgpu's
  * to the byte (lib/ledger.h); every write is one Lua script, those that
@@ -84,7 +84,7 @@ help(void)
 	       "  -M MIB      memory in use above which a GPU is in use "
 	       "(default 1024)\n"
 	       "Commands:\n"
-	       "  init -g N [-f]\n"
+	       "  init -g N [-f] [-p nvidia|amd|fake] | pool\n"
 	       "  reserve [-g N] [-G ids] [-t run|manual|k8s] [-u user] "
 	       "[-U actual_user]\n"
 	       "          [-c claim_uid] [-d duration] [-n note] [-f] [-b] "
@@ -94,7 +94,7 @@ help(void)
 	       "          [-m gpu:MIG-uuid,...]\n"
 	       "  heartbeat -G ids [-u user]\n"
 	       "  run [reserve options] -- command [args]\n"
-	       "  status | cleanup | queue | report [-d days]\n"
+	       "  status [-l] | cleanup | queue | report [-d days]\n"
 	       "  mark [-w] | k8s-sync | watch [-t seconds]\n"
 	       "  - (or none, stdin not a terminal): request records\n",
 		usage_line);
@@ -588,21 +588,49 @@ cmd_prepare(int argc, char **argv)
 	return status;
 }
 
-/* ---- init, status, cleanup, queue, report ---- */
+/* ---- init, pool, status, cleanup, queue, report ---- */
+
+static void
+no_options(int argc, char **argv)
+{
+	int c;
+
+	if ((c = getopt(argc, argv, "+:")) != -1) {
+		bad_option(c);
+		usage();
+	}
+	if (optind != argc) {
+		err_warn("%s: unexpected argument %s", argv[0], argv[optind]);
+		usage();
+	}
+}
+
+/* a_provider says whether s names a provider canhazgpu knows. */
+static int
+a_provider(const char *s)
+{
+	return !strcmp(s, "nvidia") || !strcmp(s, "amd") || !strcmp(s, "fake");
+}
 
 static int
 cmd_init(int argc, char **argv)
 {
 	int c, force = 0, n = 0;
+	const char *provider = "nvidia";
 	redisReply *y;
 	char had[24];
 
-	while ((c = getopt(argc, argv, "+:g:f")) != -1) {
+	while ((c = getopt(argc, argv, "+:g:fp:")) != -1) {
 		switch (c) {
 		case 'g': n = (int)num_arg('g', optarg, 1, LG_MAX_GPUS); break;
 		case 'f': force = 1; break;
+		case 'p': provider = optarg; break;
 		default: bad_option(c); usage();
 		}
+	}
+	if (!a_provider(provider)) {
+		err_warn("-p: not nvidia, amd or fake: %s", provider);
+		usage();
 	}
 	if (optind != argc || !n) {
 		err_warn("init: -g N needed");
@@ -625,11 +653,75 @@ cmd_init(int argc, char **argv)
 	}
 	y = rd_cmd(&G.rd, "SET " LG_PREFIX "gpu_count %d", n);
 	freeReplyObject(y);
-	y = rd_cmd(&G.rd, "SET " LG_PREFIX "provider nvidia");
+	y = rd_cmd(&G.rd, "SET " LG_PREFIX "provider %s", provider);
 	freeReplyObject(y);
-	printf("{\"kind\":\"pool\",\"gpu_count\":%d,\"provider\":\"nvidia\"}\n",
-		n);
+	printf("{\"kind\":\"pool\",\"gpu_count\":%d,\"provider\":\"%s\"}\n", n,
+		provider);
 	return HAZ_OK;
+}
+
+/* pool_count returns y, the value of canhazgpu:gpu_count, as a JSON
+ * integer; null when unset, or (warned, *status HAZ_FAIL) not a count. */
+static json_t *
+pool_count(const redisReply *y, int *status)
+{
+	char text[48], *end;
+	long n;
+
+	if (y->type != REDIS_REPLY_STRING)
+		return json_null();
+	snprintf(text, sizeof text, "%s", y->str);
+	errno = 0;
+	n = strtol(text, &end, 10);
+	if (*end || end == text || errno || n < 0 || n > LG_MAX_GPUS) {
+		err_warn(LG_PREFIX "gpu_count is not a number from 0 to %d: %s",
+			LG_MAX_GPUS, err_clean(text));
+		*status = HAZ_FAIL;
+		return json_null();
+	}
+	return json_integer(n);
+}
+
+/* pool_provider returns y, the value of canhazgpu:provider, as a JSON
+ * string; null when unset, or (warned, *status HAZ_FAIL) not one
+ * canhazgpu knows. */
+static json_t *
+pool_provider(const redisReply *y, int *status)
+{
+	char text[64];
+
+	if (y->type != REDIS_REPLY_STRING)
+		return json_null();
+	if (strlen(y->str) == y->len && a_provider(y->str))
+		return json_string(y->str);
+	snprintf(text, sizeof text, "%s", y->str);
+	err_warn(LG_PREFIX "provider is not nvidia, amd or fake: \"%s\" (left "
+			   "as it is)",
+		err_clean(text));
+	*status = HAZ_FAIL;
+	return json_null();
+}
+
+/* cmd_pool writes the pool record: gpu_count and provider as stored. */
+static int
+cmd_pool(int argc, char **argv)
+{
+	int status = HAZ_OK;
+	redisReply *y;
+	json_t *r, *count;
+
+	no_options(argc, argv);
+	connect_ledger();
+	y = rd_cmd(&G.rd, "MGET " LG_PREFIX "gpu_count " LG_PREFIX "provider");
+	if (y->type != REDIS_REPLY_ARRAY || y->elements != 2)
+		rd_fail(&G.rd, y, HAZ_FAIL, "mget");
+	count = pool_count(y->element[0], &status);
+	r = json_pack("{s:s, s:o, s:o}", "kind", "pool", "gpu_count", count,
+		"provider", pool_provider(y->element[1], &status));
+	freeReplyObject(y);
+	nd_write(r);
+	json_decref(r);
+	return status;
 }
 
 /* cleanup_now runs the cleanup script; writes its releases with op when
@@ -646,24 +738,10 @@ cleanup_now(const char *op)
 	json_decref(res);
 }
 
-static void
-no_options(int argc, char **argv)
-{
-	int c;
-
-	if ((c = getopt(argc, argv, "+:")) != -1) {
-		bad_option(c);
-		usage();
-	}
-	if (optind != argc) {
-		err_warn("%s: unexpected argument %s", argv[0], argv[optind]);
-		usage();
-	}
-}
-
-/* write_status writes the gpu-state records of every GPU. */
+/* write_status writes the gpu-state records of every GPU, their times
+ * by time_json. */
 static int
-write_status(void)
+write_status(json_t *(*time_json)(const struct lg_time *))
 {
 	struct lg_clock now;
 	struct lg_state *sts;
@@ -679,7 +757,8 @@ write_status(void)
 		if (sts[i].kind == LG_BAD)
 			lg_bad_warning(i, sts[i].why);
 		mem = mem_used(i);
-		r = lg_state_record(&sts[i], mem, mem > G.threshold_mib);
+		r = lg_state_record(&sts[i], mem, mem > G.threshold_mib,
+			time_json);
 		nd_write(r);
 		json_decref(r);
 	}
@@ -690,8 +769,20 @@ write_status(void)
 static int
 cmd_status(int argc, char **argv)
 {
-	no_options(argc, argv);
-	return write_status();
+	json_t *(*time_json)(const struct lg_time *) = lg_time_json;
+	int c;
+
+	while ((c = getopt(argc, argv, "+:l")) != -1) {
+		switch (c) {
+		case 'l': time_json = lg_time_shown_json; break;
+		default: bad_option(c); usage();
+		}
+	}
+	if (optind != argc) {
+		err_warn("status: unexpected argument %s", argv[optind]);
+		usage();
+	}
+	return write_status(time_json);
 }
 
 static int
@@ -973,7 +1064,7 @@ request(struct nd_reader *r, json_t *rec)
 		status = do_prepare(claim, r);
 		json_decref(claim);
 	} else if (strcmp(op, "status") == 0) {
-		status = write_status();
+		status = write_status(lg_time_json);
 	} else if (strcmp(op, "cleanup") == 0) {
 		cleanup_now("cleanup");
 		status = HAZ_OK;
@@ -1016,6 +1107,7 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 } commands[] = {
 	{"init", cmd_init},
+	{"pool", cmd_pool},
 	{"reserve", cmd_reserve},
 	{"release", cmd_release},
 	{"heartbeat", cmd_heartbeat},
