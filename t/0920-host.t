@@ -94,12 +94,13 @@ k8shazgpu host admin: -p: not nvidia, amd or fake: intel
 4
 EOF
 
+# (four never used tie: canhazgpu's sort leaves them as 0, 2, 1, 3)
 check_output 'reserve -g 2: the two never used, for 30 minutes, manual' \
-	'hr reserve -g 2; for g in 0 1; do gpu $g; rcli get canhazgpu:gpu:$g | jq ".expiry_time - .start_time"; done' <<'EOF'
-Reserved 2 GPU(s): [0 1] for 0h 30m 0s
+	'hr reserve -g 2; for g in 0 2; do gpu $g; rcli get canhazgpu:gpu:$g | jq ".expiry_time - .start_time"; done' <<'EOF'
+Reserved 2 GPU(s): [0 2] for 0h 30m 0s
 
 Run the following command to run only on these GPUs:
-export CUDA_VISIBLE_DEVICES=0,1
+export CUDA_VISIBLE_DEVICES=0,2
 exit 0
 {"user":"alice","actual_user":"alice","type":"manual"}
 1800
@@ -108,8 +109,8 @@ exit 0
 EOF
 
 check_output 'reserve --short: the id alone, no newline; --gpus=, -d, -n, -u' \
-	'hr reserve --gpus=1 -d1.5h -n "eval run" --user bob --short; gpu 2; rcli get canhazgpu:gpu:2 | jq ".expiry_time - .start_time"' <<'EOF'
-2exit 0
+	'hr reserve --gpus=1 -d1.5h -n "eval run" --user bob --short; gpu 1; rcli get canhazgpu:gpu:1 | jq ".expiry_time - .start_time"' <<'EOF'
+1exit 0
 {"user":"bob","actual_user":"alice","type":"manual","note":"eval run"}
 5400
 EOF
@@ -144,27 +145,27 @@ exit 2
 k8shazgpu host: --redis-db: not a whole number: x
 EOF
 
-check_output 'release -G of a GPU reserved under another name: none; gpu-reserve says why' 'hr release -G 2; gpu 2' <<'EOF'
-No reservations found for current user on GPU(s): [2]
-exit 1
-gpu-reserve: GPU 2 is not reserved by alice (held by bob)
+check_output 'release -G of a GPU reserved under another name: none, status 0; gpu-reserve says why' 'hr release -G 1; gpu 1' <<'EOF'
+No reservations found for current user on GPU(s): [1]
+exit 0
+gpu-reserve: GPU 1 is not reserved by alice (held by bob)
 {"user":"bob","actual_user":"alice","type":"manual","note":"eval run"}
 EOF
 
-check_output 'release -G 2 -u bob' 'hr release -G 2 -u bob; rcli get canhazgpu:gpu:2 | jq -c "[.start_time, .last_heartbeat, .expiry_time, (.last_released | type), has(\"user\")]"' <<'EOF'
-Released 1 GPU(s): [2]
+check_output 'release -G 1 -u bob' 'hr release -G 1 -u bob; rcli get canhazgpu:gpu:1 | jq -c "[.start_time, .last_heartbeat, .expiry_time, (.last_released | type), has(\"user\")]"' <<'EOF'
+Released 1 GPU(s): [1]
 exit 0
 [null,null,null,"string",false]
 EOF
 
 check_output 'release: every manual reservation of the user, history written' \
 	'hr release; rcli zrange canhazgpu:usage_history_sorted 0 -1 | jq -c "[.user, .gpu_id, .reservation_type]" | sort' <<'EOF'
-Released 3 GPU(s): [0 1 3]
+Released 3 GPU(s): [0 2 3]
 exit 0
 ["alice",0,"manual"]
-["alice",1,"manual"]
+["alice",2,"manual"]
 ["alice",3,"manual"]
-["bob",2,"manual"]
+["bob",1,"manual"]
 EOF
 
 check_output 'release: nothing left, said as canhazgpu says it' 'hr release' <<'EOF'
@@ -373,10 +374,10 @@ check_output 'readings, database 1: reserve skips the GPUs in use without a rese
 Detecting available GPU provider... found nvidia
 Initialized 8 GPUs (IDs 0 to 7)
 exit 0
-Reserved 2 GPU(s): [0 2] for 0h 30m 0s
+Reserved 2 GPU(s): [0 5] for 0h 30m 0s
 
 Run the following command to run only on these GPUs:
-export CUDA_VISIBLE_DEVICES=0,2
+export CUDA_VISIBLE_DEVICES=0,5
 exit 0
 --help
 --query-gpu
@@ -389,10 +390,10 @@ check_output 'readings: status shows UNRESERVED, memory in VALIDATION; no comput
 ─────┼──────────────┼─────────┼──────────┼────────┼─────────────────────────────┼───────────────────┼──────
  0   │ ● IN_USE     │ alice   │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s       │ no usage detected │ -    
  1   │ ⚠ UNRESERVED │ unknown │ -        │ -      │ 78112MB used by 0 processes │ -                 │ -    
- 2   │ ● IN_USE     │ alice   │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s       │ no usage detected │ -    
+ 2   │ ● AVAILABLE  │ -       │ -        │ -      │ never used                  │ 1MB used          │ -    
  3   │ ⚠ UNRESERVED │ unknown │ -        │ -      │ 40211MB used by 0 processes │ -                 │ -    
  4   │ ● AVAILABLE  │ -       │ -        │ -      │ never used                  │ 1MB used          │ -    
- 5   │ ● AVAILABLE  │ -       │ -        │ -      │ never used                  │ 1MB used          │ -    
+ 5   │ ● IN_USE     │ alice   │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s       │ no usage detected │ -    
  6   │ ● AVAILABLE  │ -       │ -        │ -      │ never used                  │ 1MB used          │ -    
  7   │ ● AVAILABLE  │ -       │ -        │ -      │ never used                  │ 1MB used          │ -    
 exit 0
@@ -419,7 +420,7 @@ check_output 'processes: the owners in USER, how many in DETAILS, "process" for 
  GPU │ STATUS │ USER │ DURATION │ TYPE │ DETAILS │ VALIDATION │ NOTE 
  0 │ ● IN_USE │ alice │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s │ no usage detected │ - 
  1 │ ⚠ UNRESERVED │ $u1 │ - │ - │ 78112MB used by 2 processes │ - │ - 
- 2 │ ● IN_USE │ alice │ 0h 0m 5s │ MANUAL │ expires in 0h 29m 55s │ no usage detected │ - 
+ 2 │ ● AVAILABLE │ - │ - │ - │ never used │ 1MB used │ - 
  3 │ ⚠ UNRESERVED │ $me │ - │ - │ 40211MB used by 1 process │ - │ - 
 $gone
 --query-gpu
