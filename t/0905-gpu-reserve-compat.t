@@ -111,4 +111,119 @@ check_output 'canhazgpu skips what is in use without a reservation, as gpu-reser
 6 2 6 2 
 EOF2
 
+# ---- side by side: the same request on the same ledger, both tools ----
+
+# side SETUP THEIRS OURS: SETUP, then canhazgpu's THEIRS; SETUP again,
+# then our OURS; both answers (each on one line) printed one above the
+# other, and kept in side.txt for the table at the end.
+side() {
+	eval "$1"
+	a=$(eval "$2" 2>&1 | paste -s -d ' ' -)
+	eval "$1"
+	b=$(eval "$3" 2>&1 | paste -s -d ' ' -)
+	printf '%-52s %-22s %s\n' "$T_CASE" "$a" "$b" >>"$SCRATCH/side.txt"
+	printf 'canhazgpu  %s\nours       %s\n' "$a" "$b"
+}
+case_() { T_CASE=$1; }
+all8() { fresh 8 && gr reserve -G 0,1,2,3,4,5,6,7 -u alice >/dev/null; }
+drop8() { all8 && NOW=$((NOW + 60)) gr release -u alice >/dev/null; }
+ids() { jq -r .gpu; }
+
+case_ 'a fresh pool of 8, -g 3'
+check_output "$T_CASE: canhazgpu's unstable sort, the same ids" \
+	'side "fresh 8" "chg allocate 3 frank frank manual \$NOW nil \"[]\" \"\"" "gr reserve -g 3 -u frank -b | ids"' <<'EOF2'
+canhazgpu  0 4 5
+ours       0 4 5
+EOF2
+case_ 'a fresh pool of 8, -g 8'
+check_output "$T_CASE: the whole order" \
+	'side "fresh 8" "chg allocate 8 frank frank manual \$NOW nil \"[]\" \"\"" "gr reserve -g 8 -u frank -b | ids"' <<'EOF2'
+canhazgpu  0 4 5 6 3 1 2 7
+ours       0 4 5 6 3 1 2 7
+EOF2
+case_ 'eight released in one call, another user, -g 3'
+check_output "$T_CASE: ties on last_released" \
+	'side drop8 "chg allocate 3 frank frank manual \$NOW nil \"[]\" \"\"" "gr reserve -g 3 -u frank -b | ids"' <<'EOF2'
+canhazgpu  0 4 5
+ours       0 4 5
+EOF2
+case_ 'eight released in one call, their user, -g 3'
+check_output "$T_CASE: ties on the user's history" \
+	'side drop8 "chg allocate 3 alice alice manual \$NOW nil \"[]\" \"\"" "gr reserve -g 3 -u alice -b | ids"' <<'EOF2'
+canhazgpu  0 4 5
+ours       0 4 5
+EOF2
+
+# A queued request: canhazgpu's waiter takes the lowest free ids, where
+# the allocation order on these five would give 1 and 6.
+queued() { test "$(rcli zcard canhazgpu:queue)" -eq "$1"; }
+our_waiter() {
+	K8SHAZGPU_NOW=$NOW gpu-reserve reserve -u bob -g 2 -w 30s >w.out 2>w.err &
+	w=$!
+	eventually 10 queued 1
+	gr release -u alice -G 1,3,4,6,7 >/dev/null
+	wait $w
+	ids <w.out
+}
+case_ 'bob queued for 2; alice frees 1,3,4,6,7 at once'
+check_output "$T_CASE: the waiter takes the lowest" \
+	'side all8 "gr release -u alice -G 1,3,4,6,7 >/dev/null; chg waiter 2" our_waiter' <<'EOF2'
+canhazgpu  1 3
+ours       1 3
+EOF2
+
+# A new request does not look at the queue: when it fits, it is served.
+waiting4() {
+	fresh 4 && gr reserve -G 0,1,2 -u alice >/dev/null
+	rcli zadd canhazgpu:queue 1795000000000000000 q1 >/dev/null
+	rcli set canhazgpu:queue:entry:q1 '{"id":"q1","user":"bob","actual_user":"bob","requested_count":2,"allocated_gpus":[],"reservation_type":"manual","enqueue_time":"2026-11-18T11:06:40Z","last_heartbeat":"2026-11-18T11:06:40Z"}' >/dev/null
+}
+case_ 'bob waits for 2; carol asks for the 1 free'
+check_output "$T_CASE: served, the queue or not" \
+	'side waiting4 "chg allocate 1 carol carol manual \$NOW nil \"[]\" \"\"" "gr reserve -g 1 -u carol -b | ids"; rcli zcard canhazgpu:queue' <<'EOF2'
+canhazgpu  3
+ours       3
+1
+EOF2
+
+# release -G: what the user holds, whatever else is named.
+held03() { fresh 8 && gr reserve -G 0 -u alice >/dev/null && gr reserve -G 3 -u bob >/dev/null; }
+our_release() { gr release -u alice -G 0,7,3 2>/dev/null >rel.out; st=$?; ids <rel.out; echo "status $st"; }
+case_ 'alice holds 0, bob 3, 7 free: release -G 0,7,3'
+check_output "$T_CASE: 0 released, status 0" \
+	'side held03 "chg release_ids alice 0,7,3 $T0 \$NOW; echo status 0" our_release; rcli get canhazgpu:gpu:3 | jq -r .user' <<'EOF2'
+canhazgpu  0 status 0
+ours       0 status 0
+bob
+EOF2
+
+# What we write into the queue, canhazgpu reads: a wait is a time.
+fresh 1
+gr reserve -G 0 >/dev/null
+K8SHAZGPU_NOW=$NOW gpu-reserve reserve -u bob -w 10m >q.out 2>q.err &
+q=$!
+eventually 10 queued 1
+check_output 'a queue entry of reserve -w 10m: canhazgpu'"'"'s queue --json can print it' \
+	'chg queue_json; rcli get "canhazgpu:queue:entry:$(rcli zrange canhazgpu:queue 0 0)" | jq -r .wait_timeout' <<'EOF2'
+ok
+2026-11-18T11:16:40Z
+EOF2
+kill -TERM $q
+{ wait $q; } 2>/dev/null
+rcli zadd canhazgpu:queue 1 old >/dev/null
+rcli set canhazgpu:queue:entry:old '{"id":"old","user":"x","actual_user":"x","requested_count":1,"allocated_gpus":[],"reservation_type":"manual","enqueue_time":"2026-11-18T11:06:40Z","last_heartbeat":"2026-11-18T11:06:40Z","wait_timeout":600000000000}' >/dev/null
+check_output 'and the old form, a duration in nanoseconds, is what it cannot' 'chg queue_json' <<'EOF2'
+Time.MarshalJSON: year outside of range [0,9999]
+EOF2
+
+# The provider admin writes is one canhazgpu uses.
+check_output 'admin -p fake: canhazgpu reads the provider it names' \
+	'k8shazgpu host admin -g 4 -p fake --force >/dev/null; chg provider; rcli del canhazgpu:provider >/dev/null; chg provider' <<'EOF2'
+fake
+nvidia (written by its migration)
+EOF2
+
+echo "# side by side: the case, canhazgpu's answer, ours"
+sed 's/^/#   /' "$SCRATCH/side.txt"
+
 done_testing
