@@ -197,6 +197,25 @@ ours       0 status 0
 bob
 EOF2
 
+# Expiry and heartbeat boundaries, to the second: at the limit a
+# reservation is kept, one second past it released, with its record.
+bounds() {
+	fresh 6
+	rcli set canhazgpu:gpu:0 "{\"user\":\"a\",\"start_time\":1,\"type\":\"manual\",\"expiry_time\":$NOW}" >/dev/null
+	rcli set canhazgpu:gpu:1 "{\"user\":\"a\",\"start_time\":1,\"type\":\"manual\",\"expiry_time\":$((NOW - 1))}" >/dev/null
+	rcli set canhazgpu:gpu:2 "{\"user\":\"a\",\"start_time\":1,\"type\":\"run\",\"last_heartbeat\":$((NOW - 300))}" >/dev/null
+	rcli set canhazgpu:gpu:3 '{"user":"a","start_time":"2026-11-18T11:00:00Z","last_heartbeat":"2026-11-18T06:01:39-05:00","type":"run","expiry_time":null,"last_released":null}' >/dev/null
+	rcli set canhazgpu:gpu:4 '{"user":"a","start_time":1,"type":"manual"}' >/dev/null
+	rcli set canhazgpu:gpu:5 '{"user":"a","start_time":"2026-11-18T11:00:00Z","last_heartbeat":"2026-11-18T11:06:40.5Z","type":"run","expiry_time":null,"last_released":null}' >/dev/null
+}
+records() { rcli zcard canhazgpu:usage_history_sorted; }
+case_ 'expiry now, now-1 s; heartbeat 300, 301 s old'
+check_output "$T_CASE: the same released, each with a record" \
+	'side bounds "chg cleanup \$NOW $T0; records" "gr cleanup | ids; records"' <<'EOF2'
+canhazgpu  1 3 2
+ours       1 3 2
+EOF2
+
 # What we write into the queue, canhazgpu reads: a wait is a time.
 fresh 1
 gr reserve -G 0 >/dev/null
