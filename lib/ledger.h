@@ -291,17 +291,32 @@ long long lg_jint(const json_t *o, const char *k);
 
 /* ---- lib/ledger_run.c ---- */
 
+/* How lg_supervise runs the command: limit_s, when >= 0, the seconds
+ * after which it is sent SIGINT (and SIGKILL 30 s later if still
+ * there); canhazgpu, a command that cannot be started ends with 1 and
+ * "command not found", as canhazgpu's run (else 127 or 126). */
+struct lg_run_opts {
+	double limit_s;
+	int canhazgpu;
+};
+
 /* lg_supervise runs argv with CUDA_VISIBLE_DEVICES set to ids (n of
  * them, in order) while user's run reservations of ids, made at since
  * (unix seconds, one per id: they are told from a later reservation of
  * the same user by that), are kept alive:
  * SIGHUP ignored, SIGINT and SIGTERM passed on to the command, a
  * heartbeat every 60 s (a lost Redis connection is warned about and
- * tried again, reconnect called first), the release when it ends.
+ * tried again, reconnect called first), the time limit of o, the
+ * release when it ends: of those still its own, each on its own if the
+ * release of all is refused, those another took named and left.
  * Returns its exit status, or 128 + the signal that ended it. */
 int lg_supervise(struct lg *l, char **argv, const int *ids,
 	const long long *since, int n, const char *user,
-	void (*reconnect)(struct lg *));
+	const struct lg_run_opts *o, void (*reconnect)(struct lg *));
+
+/* lg_hms writes seconds as canhazgpu shows a duration, "1h 2m 3s"
+ * (whole seconds, down), into buf; returns buf. */
+char *lg_hms(double secs, char buf[32]);
 
 /* ---- lib/ledger_queue.c ---- */
 
@@ -317,8 +332,12 @@ json_t *lg_queue_wait(struct lg *l, json_t *entry, json_t *unreserved,
 	double wait_s, struct rd *sub);
 
 /* lg_queue_list writes a queue-entry record per queued request, in
- * order. Returns HAZ_OK, or HAZ_FAIL when an entry cannot be read. */
-int lg_queue_list(struct lg *l);
+ * order, each with the entry as stored (member entry) when raw. An entry
+ * missing or not a JSON object is named on stderr and left out; members
+ * it lacks, and a time in it that cannot be read (null then), are named.
+ * Returns HAZ_OK, or
+ * HAZ_FAIL when something was named. Nothing is written to Redis. */
+int lg_queue_list(struct lg *l, int raw);
 
 /* ---- lib/ledger_watch.c ---- */
 

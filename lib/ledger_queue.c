@@ -147,22 +147,79 @@ lg_queue_wait(struct lg *l, json_t *entry, json_t *unreserved, double wait_s,
 	return done;
 }
 
-/* entry_record turns a QueueEntry (raw JSON) at position pos into a
- * queue-entry record, or returns NULL when it cannot be read. */
-static json_t *
-entry_record(const char *raw, size_t len, long long pos, const char *id,
-	long long now)
+/* time_member reads member k of QueueEntry e (under key) as a time into
+ * *t; one that is none is named on stderr and read as unset. Returns 0,
+ * or -1 when it was named. */
+static int
+time_member(const json_t *e, const char *k, const char *key, struct lg_time *t)
 {
-	json_error_t jerr;
-	json_t *e = json_loadb(raw, len, 0, &jerr), *r, *ids, *v;
+	const json_t *v = json_object_get(e, k);
+
+	if (!lg_time_parse(v, t))
+		return 0;
+	err_warn("%s: %s: %s (left as it is)", key, k,
+		json_is_number(v) ? "a number out of the range of times"
+				  : "not a time");
+	return -1;
+}
+
+/* wait_member reads e's wait_timeout, a time as canhazgpu writes it, into
+ * *t; a number (the wait in nanoseconds that earlier versions wrote) or
+ * anything else that is no time is named on stderr and read as unset.
+ * Returns 0, or -1 when it was named. */
+static int
+wait_member(const json_t *e, const char *key, struct lg_time *t)
+{
+	const json_t *v = json_object_get(e, "wait_timeout");
+
+	memset(t, 0, sizeof *t);
+	if (json_is_number(v)) {
+		err_warn("%s: wait_timeout: a number (a wait in nanoseconds, "
+			 "as written before), not a time (left as it is)",
+			key);
+		return -1;
+	}
+	return time_member(e, "wait_timeout", key, t);
+}
+
+/* half_written names on stderr the members every QueueEntry has that e
+ * lacks (one written by hand, or cut short). Returns 0, or -1 when some
+ * were named. */
+static int
+half_written(const json_t *e, const char *key)
+{
+	static const char *const need[] = {"id", "user", "actual_user",
+		"requested_count", "allocated_gpus", "reservation_type",
+		"enqueue_time", "last_heartbeat"};
+	char missing[160] = "";
+	size_t i;
+
+	for (i = 0; i < sizeof need / sizeof need[0]; i++)
+		if (!json_object_get(e, need[i]))
+			snprintf(missing + strlen(missing),
+				sizeof missing - strlen(missing), "%s%s",
+				*missing ? ", " : "", need[i]);
+	if (!*missing)
+		return 0;
+	err_warn("%s: %s: missing (left as it is)", key, missing);
+	return -1;
+}
+
+/* entry_record turns a QueueEntry (e, read from key) at position pos
+ * into a queue-entry record, with the entry itself as member entry when
+ * raw; members it lacks are named, a time it cannot read is named and
+ * null. *bad is set when something was named. */
+static json_t *
+entry_record(json_t *e, const char *key, long long pos, const char *id,
+	long long now, int raw, int *bad)
+{
+	json_t *r, *ids, *v;
 	struct lg_time enq, hb, wt;
 
-	if (!e || !json_is_object(e) ||
-		lg_time_parse(json_object_get(e, "enqueue_time"), &enq) ||
-		lg_time_parse(json_object_get(e, "last_heartbeat"), &hb)) {
-		json_decref(e);
-		return NULL;
-	}
+	*bad |= half_written(e, key) |
+		time_member(e, "enqueue_time", key, &enq) |
+		time_member(e, "last_heartbeat", key, &hb) |
+		wait_member(e, key, &wt);
 	r = json_object();
 	json_object_set_new(r, "kind", json_string("queue-entry"));
 	json_object_set_new(r, "position", json_integer(pos));
@@ -192,51 +249,53 @@ entry_record(const char *raw, size_t len, long long pos, const char *id,
 	json_object_set_new(r, "heartbeat", lg_time_json(&hb));
 	json_object_set_new(r, "waiting_s",
 		enq.set ? json_integer(now - enq.sec) : json_null());
-	/* a time (canhazgpu's form); the duration written before is none */
-	json_object_set_new(r, "wait_timeout",
-		json_is_string(json_object_get(e, "wait_timeout")) &&
-				!lg_time_parse(json_object_get(e,
-						       "wait_timeout"),
-					&wt)
-			? lg_time_json(&wt)
-			: json_null());
-	json_decref(e);
+	json_object_set_new(r, "wait_timeout", lg_time_json(&wt));
+	if (raw)
+		json_object_set(r, "entry", e);
 	return r;
 }
 
 int
-lg_queue_list(struct lg *l)
+lg_queue_list(struct lg *l, int raw)
 {
 	redisReply *ids, *y;
 	struct lg_clock now;
-	json_t *r;
+	json_error_t jerr;
+	json_t *r, *e;
+	char *key;
 	size_t i;
-	int status = HAZ_OK;
+	int bad = 0;
 
 	lg_clock(&now);
 	ids = rd_cmd(l->rd, "ZRANGE " LG_PREFIX "queue 0 -1");
 	if (ids->type != REDIS_REPLY_ARRAY)
 		rd_fail(l->rd, ids, HAZ_FAIL, "zrange " LG_PREFIX "queue");
 	for (i = 0; i < ids->elements; i++) {
+		key = easprintf(LG_PREFIX "queue:entry:%s",
+			ids->element[i]->str);
+		err_clean(key);
 		y = rd_cmd(l->rd, "GET " LG_PREFIX "queue:entry:%b",
 			ids->element[i]->str, ids->element[i]->len);
-		r = y->type == REDIS_REPLY_STRING
-			? entry_record(y->str, y->len, (long long)i + 1,
-				  ids->element[i]->str, now.sec)
+		e = y->type == REDIS_REPLY_STRING
+			? json_loadb(y->str, y->len, 0, &jerr)
 			: NULL;
-		if (r) {
+		if (y->type != REDIS_REPLY_STRING) {
+			err_warn("%s: missing (left as it is)", key);
+			bad = 1;
+		} else if (!json_is_object(e)) {
+			err_warn("%s: %s (left as it is)", key,
+				e ? "not a JSON object" : "not JSON");
+			bad = 1;
+		} else {
+			r = entry_record(e, key, (long long)i + 1,
+				ids->element[i]->str, now.sec, raw, &bad);
 			nd_write(r);
 			json_decref(r);
-		} else {
-			err_warn(LG_PREFIX "queue:entry:%s: %s",
-				ids->element[i]->str,
-				y->type == REDIS_REPLY_STRING
-					? "not a queue entry (left as it is)"
-					: "missing (left as it is)");
-			status = HAZ_FAIL;
 		}
+		json_decref(e);
 		freeReplyObject(y);
+		free(key);
 	}
 	freeReplyObject(ids);
-	return status;
+	return bad ? HAZ_FAIL : HAZ_OK;
 }

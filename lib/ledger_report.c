@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "err.h"
 #include "ledger.h"
@@ -10,7 +11,8 @@
 
 struct usage {
 	char *user;
-	double secs;
+	double secs;  /* the seconds of its reservations, added in order */
+	double hours; /* each reservation's seconds / 3600, added in order */
 	long run, manual, k8s;
 };
 
@@ -21,7 +23,9 @@ struct tally {
 	double secs;
 };
 
-/* add counts secs of GPU time of one reservation of type for user. */
+/* add counts secs of GPU time of one reservation of type for user, as
+ * canhazgpu's report adds them: hours reservation by reservation, every
+ * type but run counted as manual (k8s counted apart as well). */
 static void
 add(struct tally *t, const char *user, const char *type, double secs)
 {
@@ -37,17 +41,16 @@ add(struct tally *t, const char *user, const char *type, double secs)
 		memset(u, 0, sizeof *u);
 		u->user = estrdup(user);
 	}
-	if (secs < 0)
-		secs = 0;
 	u->secs += secs;
+	u->hours += secs / 3600.0;
 	t->secs += secs;
 	t->reservations++;
 	if (type && strcmp(type, "run") == 0)
 		u->run++;
-	else if (type && strcmp(type, "manual") == 0)
-		u->manual++;
 	else if (type && strcmp(type, "k8s") == 0)
 		u->k8s++;
+	else
+		u->manual++;
 }
 
 static int
@@ -60,52 +63,49 @@ by_hours(const void *a, const void *b)
 	return strcmp(x->user, y->user);
 }
 
-/* hours rounds seconds to hours with two decimals. */
-static double
-hours(double secs)
-{
-	return round(secs / 36.0) / 100.0;
-}
-
-/* record_secs reads one usage record into *user, *type and *secs (the
- * seconds it counts from from on). Returns NULL, or why it is left out:
- * unreadable, or a number or time out of the ledger's range. */
+/* record_secs reads one usage record into *user, *type and *secs: its
+ * duration_seconds, whole (none or null: 0), as canhazgpu counts it.
+ * Returns NULL, or why it is left out: unreadable, a member of the wrong
+ * type, a time that is none, a duration out of the ledger's range. */
 static const char *
-record_secs(const char *raw, size_t len, long long from, const char **user,
-	const char **type, double *secs, json_t **rec)
+record_secs(const char *raw, size_t len, const char **user, const char **type,
+	double *secs, json_t **rec)
 {
-	struct lg_time st, en;
+	struct lg_time t;
 	json_error_t jerr;
-	const json_t *d;
-	double v;
+	const json_t *d, *v;
+	double x;
 
 	*rec = json_loadb(raw, len, 0, &jerr);
 	if (!json_is_object(*rec))
 		return "not a JSON object";
 	*user = json_string_value(json_object_get(*rec, "user"));
-	*type = json_string_value(json_object_get(*rec, "reservation_type"));
 	if (!*user)
 		return "user: not a string";
-	if (lg_time_parse(json_object_get(*rec, "start_time"), &st))
+	v = json_object_get(*rec, "reservation_type");
+	*type = json_string_value(v);
+	if (v && !json_is_null(v) && !*type)
+		return "reservation_type: not a string";
+	v = json_object_get(*rec, "gpu_id");
+	if (v && !json_is_null(v) && !json_is_integer(v))
+		return "gpu_id: not a whole number";
+	if (lg_time_parse(json_object_get(*rec, "start_time"), &t))
 		return "start_time: not a time of the ledger";
-	if (lg_time_parse(json_object_get(*rec, "end_time"), &en))
+	if (lg_time_parse(json_object_get(*rec, "end_time"), &t))
 		return "end_time: not a time of the ledger";
-	if (st.set && en.set) {
-		*secs = (double)(en.sec - (st.sec > from ? st.sec : from));
-		return NULL;
-	}
 	d = json_object_get(*rec, "duration_seconds");
-	v = json_number_value(d);
-	if (!json_is_number(d) || !isfinite(v) || v < 0 || v > LG_MAX_DURATION)
+	x = json_number_value(d);
+	if ((d && !json_is_null(d) && !json_is_number(d)) || !isfinite(x) ||
+		x < 0 || x > LG_MAX_DURATION)
 		return "duration_seconds: not a number of seconds from 0 to "
 		       "315360000";
-	*secs = v;
+	*secs = x;
 	return NULL;
 }
 
-/* history counts the usage records that ended in [from, to], each from
- * its start or from, whichever is later; one it cannot count is left out
- * and named. Returns HAZ_OK, or HAZ_FAIL when one was left out. */
+/* history counts the usage records that ended in [from, to], each whole;
+ * one it cannot count is left out and named. Returns HAZ_OK, or HAZ_FAIL
+ * when one was left out. */
 static int
 history(struct lg *l, struct tally *t, long long from, long long to)
 {
@@ -121,8 +121,8 @@ history(struct lg *l, struct tally *t, long long from, long long to)
 	if (y->type != REDIS_REPLY_ARRAY)
 		rd_fail(l->rd, y, HAZ_FAIL, "zrangebyscore");
 	for (i = 0; i < y->elements; i++) {
-		why = record_secs(y->element[i]->str, y->element[i]->len, from,
-			&user, &type, &secs, &rec);
+		why = record_secs(y->element[i]->str, y->element[i]->len, &user,
+			&type, &secs, &rec);
 		if (why) {
 			err_warn(LG_PREFIX "usage_history_sorted: record %zu "
 					   "of the window: %s; left out",
@@ -137,43 +137,80 @@ history(struct lg *l, struct tally *t, long long from, long long to)
 	return status;
 }
 
+/* held counts each reservation held now (expired and stale ones not yet
+ * released included, as canhazgpu's report does not release them) from
+ * its start to now, whole, under the name canhazgpu's status shows:
+ * "account (user)" when the account differs, a k8s hold's user alone. */
+static void
+held(struct lg *l, struct tally *t, const struct lg_clock *now)
+{
+	struct lg_state *sts;
+	const struct lg_state *s;
+	double secs;
+	char *name;
+	int n, i;
+
+	n = lg_gpu_count(l);
+	sts = lg_read_states(l, n, now->sec);
+	for (i = 0; i < n; i++) {
+		s = &sts[i];
+		if (s->kind != LG_HELD || !s->user)
+			continue;
+		secs = s->start.set ? (double)(now->sec - s->start.sec) +
+				(double)(now->nsec - s->start.nsec) / 1e9
+				    : 0;
+		if (s->actual_user && *s->actual_user &&
+			strcmp(s->actual_user, s->user) != 0 &&
+			!(s->type && strcmp(s->type, "k8s") == 0))
+			name = easprintf("%s (%s)", s->actual_user, s->user);
+		else
+			name = estrdup(s->user);
+		add(t, name, s->type, secs > 0 ? secs : 0);
+		free(name);
+	}
+	lg_states_free(sts, n);
+}
+
+/* window_start is the start of a window of days days ending at now:
+ * whole days back on the calendar (local time, as canhazgpu's), else
+ * days * 86400 s. */
+static long long
+window_start(long long now, double days)
+{
+	struct tm tm;
+	time_t t = (time_t)now;
+
+	if (days != floor(days) || !localtime_r(&t, &tm))
+		return now - (long long)(days * 86400);
+	tm.tm_mday -= (int)days;
+	tm.tm_isdst = -1;
+	t = mktime(&tm);
+	return t == (time_t)-1 ? now - (long long)(days * 86400) : (long long)t;
+}
+
 int
 lg_report(struct lg *l, double days)
 {
 	struct tally t = {0};
 	struct lg_clock now;
-	struct lg_state *sts;
 	long long from;
 	char buf[32];
 	json_t *r;
-	int n, i, status;
+	int status;
 	size_t k;
 
 	lg_clock(&now);
-	from = now.sec - (long long)(days * 86400);
+	from = window_start(now.sec, days);
 	status = history(l, &t, from, now.sec);
-	n = lg_gpu_count(l);
-	sts = lg_read_states(l, n, now.sec);
-	for (i = 0; i < n; i++)
-		if (sts[i].kind == LG_HELD && sts[i].active && sts[i].start.set)
-			add(&t, sts[i].user, sts[i].type,
-				(double)(now.sec -
-					(sts[i].start.sec > from
-							? sts[i].start.sec
-							: from)));
-	lg_states_free(sts, n);
+	held(l, &t, &now);
 	qsort(t.u, t.n, sizeof *t.u, by_hours);
 	for (k = 0; k < t.n; k++) {
 		r = json_object();
 		json_object_set_new(r, "kind", json_string("usage"));
 		json_object_set_new(r, "user", json_string(t.u[k].user));
-		json_object_set_new(r, "gpu_hours",
-			json_real(hours(t.u[k].secs)));
+		json_object_set_new(r, "gpu_hours", json_real(t.u[k].hours));
 		json_object_set_new(r, "percentage",
-			json_real(t.secs > 0
-					? round(t.u[k].secs / t.secs * 1000) /
-						10
-					: 0));
+			json_real(t.secs > 0 ? t.u[k].secs / t.secs * 100 : 0));
 		json_object_set_new(r, "run_count", json_integer(t.u[k].run));
 		json_object_set_new(r, "manual_count",
 			json_integer(t.u[k].manual));
@@ -184,7 +221,7 @@ lg_report(struct lg *l, double days)
 	}
 	r = json_object();
 	json_object_set_new(r, "kind", json_string("usage-total"));
-	json_object_set_new(r, "gpu_hours", json_real(hours(t.secs)));
+	json_object_set_new(r, "gpu_hours", json_real(t.secs / 3600.0));
 	json_object_set_new(r, "reservations", json_integer(t.reservations));
 	json_object_set_new(r, "users", json_integer((json_int_t)t.n));
 	json_object_set_new(r, "start", json_string(lg_rfc3339(from, buf)));

@@ -777,4 +777,61 @@ usage: gpu-reserve [-a addr] [-D db] [-P passfile] [-L lockwait] [-T timeout] [-
 usage: gpu-reserve [-a addr] [-D db] [-P passfile] [-L lockwait] [-T timeout] [-i gpufile] [-M mib] command [options] [args]
 EOF2
 
+# ---- run -l and -o, queue -e, report whole records, -w 0 ----
+
+fresh 2
+check_output 'run -l 0: SIGINT at once, the command'"'"'s status; -o: canhazgpu'"'"'s line on stdout, 1 for a command not found' \
+	'out gr run -G 0 -l 0 -- sleep 5; out gr run -o -G 0 -- no-such-command-here; keys | grep "^canhazgpu:gpu:"' <<EOF2
+exit 130
+Reserved 1 GPU(s): [0] for command execution (timeout: 0h 0m 0s)
+gpu-reserve: timeout of 0h 0m 0s reached; SIGINT sent to the command (SIGKILL in 30 s if it is still there)
+Reserved 1 GPU(s): [0] for command execution
+exit 1
+gpu-reserve: no-such-command-here: command not found
+canhazgpu:gpu:0 {"start_time":null,"last_heartbeat":null,"expiry_time":null,"last_released":"$T0"}
+EOF2
+check_output 'run -l: seconds from 0 to 315360000' 'out gr run -l -1 -- true' <<'EOF2'
+exit 2
+gpu-reserve: -l: not a number from 0 to 3.1536e+08: -1
+usage: gpu-reserve [-a addr] [-D db] [-P passfile] [-L lockwait] [-T timeout] [-i gpufile] [-M mib] command [options] [args]
+EOF2
+gr reserve -G 0,1 -u bob >/dev/null
+check_output 'reserve -w 0: one try in the queue, then given up' 'out gr reserve -w 0; rcli exists canhazgpu:queue' <<'EOF2'
+exit 1
+gpu-reserve: queued at position 1, waiting for 1 GPU
+gpu-reserve: gave up waiting for 1 GPU after 0 s; left the queue
+0
+EOF2
+
+fresh 2
+rcli zadd canhazgpu:queue 1 q1 2 q2 >/dev/null
+rcli set canhazgpu:queue:entry:q1 '{"id":"q1","user":"bob","actual_user":"bob","requested_count":1,"allocated_gpus":[],"reservation_type":"run","note":"n","enqueue_time":"2026-11-18T13:06:30.500+02:00","last_heartbeat":"2026-11-18T11:06:40Z","wait_timeout":"2026-11-18T11:16:40Z"}' >/dev/null
+rcli set canhazgpu:queue:entry:q2 '{"id":"q2","user":"carol","enqueue_time":"tomorrow","wait_timeout":60000000000}' >/dev/null
+check_output 'queue -e: each record with its entry as stored; a member missing or not a time named, status 1' 'out gr queue -e' <<'EOF2'
+{"kind":"queue-entry","position":1,"id":"q1","user":"bob","actual_user":"bob","requested":1,"requested_ids":null,"allocated":[],"type":"run","enqueued":"2026-11-18T11:06:30Z","heartbeat":"2026-11-18T11:06:40Z","waiting_s":10,"wait_timeout":"2026-11-18T11:16:40Z","entry":{"id":"q1","user":"bob","actual_user":"bob","requested_count":1,"allocated_gpus":[],"reservation_type":"run","note":"n","enqueue_time":"2026-11-18T13:06:30.500+02:00","last_heartbeat":"2026-11-18T11:06:40Z","wait_timeout":"2026-11-18T11:16:40Z"}}
+{"kind":"queue-entry","position":2,"id":"q2","user":"carol","actual_user":null,"requested":null,"requested_ids":null,"allocated":[],"type":null,"enqueued":null,"heartbeat":null,"waiting_s":null,"wait_timeout":null,"entry":{"id":"q2","user":"carol","enqueue_time":"tomorrow","wait_timeout":60000000000}}
+exit 1
+gpu-reserve: canhazgpu:queue:entry:q2: actual_user, requested_count, allocated_gpus, reservation_type, last_heartbeat: missing (left as it is)
+gpu-reserve: canhazgpu:queue:entry:q2: enqueue_time: not a time (left as it is)
+gpu-reserve: canhazgpu:queue:entry:q2: wait_timeout: a number (a wait in nanoseconds, as written before), not a time (left as it is)
+EOF2
+
+fresh 3
+rcli zadd canhazgpu:usage_history_sorted 1794999000 '{"user":"alice","gpu_id":0,"start_time":"2026-11-18T08:00:00Z","end_time":"2026-11-18T10:50:00Z","duration_seconds":1200,"reservation_type":"run"}' >/dev/null
+rcli zadd canhazgpu:usage_history_sorted 1794990000 '{"user":"carol","gpu_id":1,"start_time":"2026-11-08T08:20:00Z","end_time":"2026-11-18T08:20:00Z","duration_seconds":864000,"reservation_type":"manual"}' >/dev/null
+rcli zadd canhazgpu:usage_history_sorted 1794999500 '{"user":"dan","gpu_id":"1","start_time":null,"end_time":null,"duration_seconds":60,"reservation_type":"run"}' >/dev/null
+rcli set canhazgpu:gpu:0 '{"user":"alice","actual_user":"bob","start_time":1794992800,"type":"manual","expiry_time":1795003600}' >/dev/null
+rcli set canhazgpu:gpu:1 '{"user":"erin","actual_user":"erin","start_time":"2026-11-18T08:06:40Z","last_heartbeat":"2026-11-18T11:06:10Z","type":"run","expiry_time":null,"last_released":null}' >/dev/null
+rcli set canhazgpu:gpu:2 '{"user":"k8s:ns/c","actual_user":"k8s","start_time":1794996400,"type":"k8s","claim_uid":"u"}' >/dev/null
+check_output 'report -d 1: records counted whole from duration_seconds, held ones from their start, hours unrounded, "account (user)"' 'out gr report -d 1' <<'EOF2'
+{"kind":"usage","user":"carol","gpu_hours":240.0,"percentage":97.42895805142085,"run_count":0,"manual_count":1,"k8s_count":0}
+{"kind":"usage","user":"erin","gpu_hours":3.0,"percentage":1.2178619756427604,"run_count":1,"manual_count":0,"k8s_count":0}
+{"kind":"usage","user":"bob (alice)","gpu_hours":2.0,"percentage":0.8119079837618403,"run_count":0,"manual_count":1,"k8s_count":0}
+{"kind":"usage","user":"k8s:ns/c","gpu_hours":1.0,"percentage":0.40595399188092013,"run_count":0,"manual_count":0,"k8s_count":1}
+{"kind":"usage","user":"alice","gpu_hours":0.3333333333333333,"percentage":0.13531799729364005,"run_count":1,"manual_count":0,"k8s_count":0}
+{"kind":"usage-total","gpu_hours":246.33333333333334,"reservations":5,"users":5,"start":"2026-11-17T11:06:40Z","end":"2026-11-18T11:06:40Z","days":1.0}
+exit 1
+gpu-reserve: canhazgpu:usage_history_sorted: record 3 of the window: gpu_id: not a whole number; left out
+EOF2
+
 done_testing

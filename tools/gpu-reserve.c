@@ -93,8 +93,8 @@ help(void)
 	       "  prepare -C claim_uid -n namespace/name [-p pod] [-G ids]\n"
 	       "          [-m gpu:MIG-uuid,...]\n"
 	       "  heartbeat -G ids [-u user]\n"
-	       "  run [reserve options] -- command [args]\n"
-	       "  status [-l] | cleanup | queue | report [-d days]\n"
+	       "  run [reserve options] [-l seconds] [-o] -- command [args]\n"
+	       "  status [-l] | cleanup | queue [-e] | report [-d days]\n"
 	       "  mark [-w] | k8s-sync | watch [-t seconds]\n"
 	       "  - (or none, stdin not a terminal): request records\n",
 		usage_line);
@@ -165,17 +165,22 @@ connect_ledger(void)
 }
 
 /* read_gpufile reads -i's gpu records: memory_used_mib per index of the
- * whole GPUs (not MIG devices). */
+ * whole GPUs (not MIG devices). A /dev/fd/N it names is made
+ * close-on-exec. */
 static void
 read_gpufile(const char *path)
 {
 	struct nd_reader r;
 	json_t *rec, *idx, *mem, *mig;
 	long long i;
-	int got;
+	int got, fd, end = 0;
 
 	if (nd_open(&r, path, ND_SKIP_BLANK) < 0)
 		exit(HAZ_FAIL);
+	/* the descriptor they came on is not run's command's to inherit */
+	if (sscanf(path, "/dev/fd/%d%n", &fd, &end) == 1 && !path[end] &&
+		fd > 2)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
 	while ((got = nd_read(&r, &rec)) != 0) {
 		if (got < 0)
 			continue;
@@ -307,8 +312,12 @@ ids_arg(const char *arg, int **ids, int *nids)
 	}
 }
 
-/* reserve_opts reads reserve's options (and run's) from argv into q;
- * returns the index of the first argument left. */
+/* run's own options: the time limit (-l) and canhazgpu's output (-o). */
+static struct lg_run_opts run_opts = {.limit_s = -1};
+
+/* reserve_opts reads reserve's options (and run's, -l and -o into
+ * run_opts) from argv into q; returns the index of the first argument
+ * left. */
 static int
 reserve_opts(int argc, char **argv, struct lg_req *q, const char *optstr)
 {
@@ -329,6 +338,11 @@ reserve_opts(int argc, char **argv, struct lg_req *q, const char *optstr)
 		case 'n': q->note = optarg; break;
 		case 'f': q->force = 1; break;
 		case 'b': q->nonblock = 1; break;
+		case 'l':
+			run_opts.limit_s = num_arg('l', optarg, 0,
+				LG_MAX_DURATION);
+			break;
+		case 'o': run_opts.canhazgpu = 1; break;
 		case 'd':
 			if (lg_duration(optarg, &q->duration)) {
 				err_warn(
@@ -339,7 +353,10 @@ reserve_opts(int argc, char **argv, struct lg_req *q, const char *optstr)
 			}
 			break;
 		case 'w':
-			if (lg_duration(optarg, &q->wait)) {
+			/* 0: one try in the queue, then give up */
+			if (strcmp(optarg, "0") == 0)
+				q->wait = 0;
+			else if (lg_duration(optarg, &q->wait)) {
 				err_warn(
 					"-w: not a duration: %s (use e.g. 90s, "
 					"10m)",
@@ -796,9 +813,20 @@ cmd_cleanup(int argc, char **argv)
 static int
 cmd_queue(int argc, char **argv)
 {
-	no_options(argc, argv);
+	int c, raw = 0;
+
+	while ((c = getopt(argc, argv, "+:e")) != -1) {
+		switch (c) {
+		case 'e': raw = 1; break;
+		default: bad_option(c); usage();
+		}
+	}
+	if (optind != argc) {
+		err_warn("queue: unexpected argument %s", argv[optind]);
+		usage();
+	}
 	connect_ledger();
-	return lg_queue_list(&G.lg);
+	return lg_queue_list(&G.lg, raw);
 }
 
 static int
@@ -917,11 +945,11 @@ cmd_run(int argc, char **argv)
 	struct lg_req q;
 	int first, *ids, n, i, status;
 	long long *since;
-	char why[256], *shown, *p;
+	char why[256], dur[32], *shown, *p;
 	const char *e;
 	json_t *ok;
 
-	first = reserve_opts(argc, argv, &q, "+:g:G:u:U:n:fbw:");
+	first = reserve_opts(argc, argv, &q, "+:g:G:u:U:n:fbw:l:o");
 	if (first >= argc || strcmp(argv[first - 1], "--") != 0) {
 		err_warn("run: -- and a command needed");
 		usage();
@@ -948,10 +976,15 @@ cmd_run(int argc, char **argv)
 	shown = ecalloc((size_t)n * 7 + 1, 1);
 	for (i = 0; i < n; i++)
 		sprintf(shown + strlen(shown), "%s%d", i ? " " : "", ids[i]);
-	fprintf(stderr, "Reserved %d GPU(s): [%s] for command execution\n", n,
-		shown);
+	/* canhazgpu's line, on its standard output with -o */
+	fprintf(run_opts.canhazgpu ? stdout : stderr,
+		"Reserved %d GPU(s): [%s] for command execution", n, shown);
+	if (run_opts.limit_s >= 0)
+		fprintf(run_opts.canhazgpu ? stdout : stderr, " (timeout: %s)",
+			lg_hms(run_opts.limit_s, dur));
+	fprintf(run_opts.canhazgpu ? stdout : stderr, "\n");
 	status = lg_supervise(&G.lg, argv + first, ids, since, n, q.user,
-		reconnect);
+		&run_opts, reconnect);
 	free(shown);
 	free(since);
 	free(ids);
