@@ -1,14 +1,17 @@
 #!/bin/sh
 # k8shazgpu host: canhazgpu's verbs on a real redis-server, through the
 # k8shazgpu dispatcher. Exact outputs of admin (the provider found or
-# named), reserve (--short too), release, run (CUDA_VISIBLE_DEVICES, its
-# exit status, SIGHUP to the supervisor, --timeout, the release in Redis),
-# status (table, JSON and its times as stored, summary, colours on a
-# terminal, readings from a fake nvidia-smi, which reserve skips and run's
-# command is not handed, the owners of compute processes, each provider),
-# queue (and a waiting reserve stopped), report; the Redis options (port,
-# db, socket, password); option forms, usage errors, and gpu-reserve's
-# failures passed through.
+# named), reserve (--short too, durations as canhazgpu reads them, the
+# user recorded without USER), release, run (CUDA_VISIBLE_DEVICES, its
+# exit status, SIGHUP to the supervisor, --timeout with SIGINT then
+# SIGKILL, a command not found, a GPU taken meanwhile, the release in
+# Redis), status (table, JSON and its times as stored, summary, colours
+# on a terminal, readings from a fake nvidia-smi, which reserve skips and
+# run's command is not handed, the owners of compute processes, each
+# provider), queue (Go's JSON, entries cut short, a waiting reserve
+# stopped), report (the window, duration_seconds, reservations in
+# progress, Go's JSON); the Redis options (port, db, socket, password);
+# option forms, usage errors, and gpu-reserve's failures passed through.
 # Durations are shown from K8SHAZGPU_NOW, states are written at times
 # relative to it, so every output is exact.
 . "$(dirname "$0")/lib.sh"
@@ -173,25 +176,87 @@ No manually reserved GPUs found for current user
 exit 0
 EOF
 
+# ---- durations, the user recorded ----
+
+T=$(date +%s)
+check_output 'reserve -d .5h, 5.h, 0m (expired at once), empty (8 hours): as canhazgpu reads them' \
+	'g=0; for d in .5h 5.h 0m ""; do K8SHAZGPU_NOW=$T k8shazgpu host reserve -G $g -d "$d" | head -n 1
+		rcli get canhazgpu:gpu:$g | jq ".expiry_time - .start_time"; g=$((g + 1)); done
+	K8SHAZGPU_NOW=$T hr release' <<'EOF'
+Reserved 1 GPU(s): [0] for 0h 30m 0s
+1800
+Reserved 1 GPU(s): [1] for 5h 0m 0s
+18000
+Reserved 1 GPU(s): [2] for 0h 0m 0s
+0
+Reserved 1 GPU(s): [3] for 8h 0m 0s
+28800
+Released 4 GPU(s): [0 1 2 3]
+exit 0
+EOF
+
+check_output 'durations refused, as canhazgpu refuses them: compound, no unit, a fraction of minutes; and a sign, past 3650 days, hexadecimal' \
+	'hr reserve -d 1h30m; hr run -t 5 -- true; hr reserve -w 1.5m; hr reserve -d -1h; hr run -t 3651d -- true; hr reserve -d 0x1p1h' <<'EOF'
+exit 2
+k8shazgpu host reserve: -d: not a duration: 1h30m (use e.g. 90m, 1.5h)
+exit 2
+k8shazgpu host run: -t: not a duration: 5 (use e.g. 90m, 1.5h)
+exit 2
+k8shazgpu host reserve: -w: not a duration: 1.5m (use e.g. 90m, 1.5h)
+exit 2
+k8shazgpu host reserve: -d: not a duration: -1h (use e.g. 90m, 1.5h)
+exit 2
+k8shazgpu host run: -t: longer than 3650 days: 3651d
+exit 2
+k8shazgpu host reserve: -d: not a duration: 0x1p1h (use e.g. 90m, 1.5h)
+EOF
+
+check_output 'reserve -w 0m with nothing free: one try in the queue, then given up; -w empty waits' \
+	'gpu-reserve reserve -g 4 -u dave >/dev/null; hr reserve -w 0m; rcli exists canhazgpu:queue; gpu-reserve release -u dave >/dev/null' <<'EOF'
+exit 1
+gpu-reserve: queued at position 1, waiting for 1 GPU
+gpu-reserve: gave up waiting for 1 GPU after 0 s; left the queue
+0
+EOF
+
+check_output 'USER unset: the user recorded is $USERNAME, else unknown, as canhazgpu names it' \
+	'env -u USER USERNAME=carol k8shazgpu host reserve -G 0 -s; echo; gpu 0
+	env -u USER -u USERNAME k8shazgpu host run -G 1 -- sh -c "gpu-reserve status | jq -c \"select(.gpu == 1) | [.user, .actual_user]\""
+	USER= USERNAME=carol k8shazgpu host release' <<'EOF'
+0
+{"user":"carol","actual_user":"carol","type":"manual"}
+Reserved 1 GPU(s): [1] for command execution
+["unknown","unknown"]
+Released 1 GPU(s): [0]
+EOF
+
 # ---- run ----
+
+# A command that ignores SIGINT, given 1 s (on database 3, apart): killed
+# 30 s after the SIGINT; checked at the end.
+k8shazgpu host --redis-db 3 admin --gpus 1 >/dev/null
+(k8shazgpu host --redis-db 3 run -t 1s -- sh -c 'trap "" INT; echo started; exec sleep 100' >kill.out 2>kill.err
+	echo "exit $?" >>kill.out) &
+kill_pid=$!
 
 check_output 'run: the command on the GPU, CUDA_VISIBLE_DEVICES replaced, its status passed' \
 	'CUDA_VISIBLE_DEVICES=7 hr run -G 1 -- sh -c "echo \$CUDA_VISIBLE_DEVICES; exit 3"' <<'EOF'
+Reserved 1 GPU(s): [1] for command execution
 1
 exit 3
-Reserved 1 GPU(s): [1] for command execution
 EOF
 
 check_output 'run: released when the command ends, with its history' \
 	'rcli get canhazgpu:gpu:1 | jq -c "[.start_time, (.last_released | type), has(\"user\")]";
-	rcli zrangebyscore canhazgpu:usage_history_sorted -inf +inf | jq -c "select(.reservation_type == \"run\") | [.user, .gpu_id]"' <<'EOF'
+	rcli zrangebyscore canhazgpu:usage_history_sorted -inf +inf | jq -c "select(.reservation_type == \"run\") | [.user, .gpu_id]" | sort' <<'EOF'
 [null,"string",false]
 ["alice",1]
+["unknown",1]
 EOF
 
 check_output 'run: a command ended by a signal: 128 + its number' 'hr run --gpu-ids=0 -- sh -c "kill -TERM \$\$"' <<'EOF'
-exit 143
 Reserved 1 GPU(s): [0] for command execution
+exit 143
 EOF
 
 check_output 'run: the -- is required' 'hr run -g 1 sh -c true; hr run -g 1; hr run --' <<'EOF'
@@ -203,17 +268,86 @@ exit 2
 k8shazgpu host run: no command after --
 EOF
 
-check_output 'run --timeout: SIGINT at the end of it, status 124' \
-	'hr run -G2 --timeout 1s -- sh -c "trap \"kill \\\$!; echo interrupted; exit 5\" INT; sleep 30 & wait"' <<'EOF'
+check_output 'run --timeout: SIGINT at the end of it; the command'"'"'s own status; the GPU released at once' \
+	'hr run -G2 --timeout 1s -- sh -c "trap \"kill \\\$!; echo interrupted; exit 5\" INT; sleep 30 & wait"
+	rcli get canhazgpu:gpu:2 | jq -c "[(.last_released | type), has(\"user\")]"' <<'EOF'
+Reserved 1 GPU(s): [2] for command execution (timeout: 0h 0m 1s)
 interrupted
-exit 124
+exit 5
+gpu-reserve: timeout of 0h 0m 1s reached; SIGINT sent to the command (SIGKILL in 30 s if it is still there)
+["string",false]
+EOF
+
+check_output 'run -t: a command that SIGINT ends: 130' \
+	'hr run -G 2 -t 1s -- sh -c "echo started; exec sleep 30"' <<'EOF'
+Reserved 1 GPU(s): [2] for command execution (timeout: 0h 0m 1s)
+started
+exit 130
+gpu-reserve: timeout of 0h 0m 1s reached; SIGINT sent to the command (SIGKILL in 30 s if it is still there)
+EOF
+
+check_output 'run -t 0s: SIGINT at once, as canhazgpu'"'"'s; -t and -w empty: no limit, no end to the wait' \
+	'hr run -G 2 -t 0s -- sleep 5; hr run -G 2 -t "" -w "" -- true' <<'EOF'
+Reserved 1 GPU(s): [2] for command execution (timeout: 0h 0m 0s)
+exit 130
+gpu-reserve: timeout of 0h 0m 0s reached; SIGINT sent to the command (SIGKILL in 30 s if it is still there)
 Reserved 1 GPU(s): [2] for command execution
+exit 0
 EOF
 
 check_output 'run --timeout: canhazgpu durations only' 'hr run --timeout 1h30m -- true' <<'EOF'
 exit 2
 k8shazgpu host run: -t: not a duration: 1h30m (use e.g. 90m, 1.5h)
 EOF
+
+check_output 'run: a command not found: status 1, as canhazgpu'"'"'s; the GPU released' \
+	'hr run -G 0 -- no-such-command-here; rcli get canhazgpu:gpu:0 | jq -c "[(.last_released | type), has(\"user\")]"' <<'EOF'
+Reserved 1 GPU(s): [0] for command execution
+exit 1
+gpu-reserve: no-such-command-here: command not found
+["string",false]
+EOF
+
+# A run on GPUs 0 and 1; GPU 1 is taken by another user while it runs.
+k8shazgpu host run -G 0,1 -- sh -c 'i=0; while [ ! -e took.go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done' \
+	>took.out 2>took.err &
+took_pid=$!
+check 'run: GPUs 0 and 1 held while the command runs' 'EVENTUALLY_HZ=10 eventually 30 held_run 1'
+bob1="{\"user\":\"bob\",\"actual_user\":\"bob\",\"start_time\":$(date +%s),\"type\":\"manual\",\"expiry_time\":$(($(date +%s) + 3600))}"
+rcli set canhazgpu:gpu:1 "$bob1" >/dev/null
+: >took.go
+wait "$took_pid"
+took_st=$?
+check_output 'run: a GPU taken by another during the run is left to it, named; the other released' \
+	'echo "exit $took_st"; cat took.out; sed "s/since [^)]*/since T/" took.err
+	rcli get canhazgpu:gpu:0 | jq -c "[(.last_released | type), has(\"user\")]"; rcli get canhazgpu:gpu:1' <<EOF
+exit 0
+Reserved 2 GPU(s): [0 1] for command execution
+gpu-reserve: GPU 1 reservation lost (now held by bob since T); not released
+["string",false]
+$bob1
+EOF
+rcli del canhazgpu:gpu:1 >/dev/null
+
+# A run on GPUs 0 and 3 of a pool made 2 GPUs while it runs: GPU 0 is
+# released all the same.
+k8shazgpu host run -G 0,3 -- sh -c 'i=0; while [ ! -e shrunk.go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done' \
+	>shrunk.out 2>shrunk.err &
+shrunk_pid=$!
+check 'run: GPUs 0 and 3 held while the command runs' 'EVENTUALLY_HZ=10 eventually 30 held_run 3'
+rcli set canhazgpu:gpu_count 2 >/dev/null
+: >shrunk.go
+wait "$shrunk_pid"
+shrunk_st=$?
+check_output 'run: a GPU the pool no longer has is named; the others released all the same' \
+	'echo "exit $shrunk_st"; cat shrunk.out shrunk.err; rcli get canhazgpu:gpu:0 | jq -c "[(.last_released | type), has(\"user\")]"' <<'EOF'
+exit 0
+Reserved 2 GPU(s): [0 3] for command execution
+gpu-reserve: GPU 3 not released: GPU 3 is out of range (0-1); it is free once 5 minutes pass without a heartbeat
+["string",false]
+EOF
+rcli set canhazgpu:gpu_count 4 >/dev/null
+rcli del canhazgpu:gpu:3 >/dev/null
 
 # SIGHUP to the process that waits for the command (the one started: the
 # wrappers exec it) does not end it: the command, which waits for hup.go,
@@ -489,9 +623,9 @@ EOF
 
 check_output 'readings: run does not hand the command the descriptor they came on' \
 	'NVIDIA_SMI=$SMI hr --redis-db 1 run -G 4 -- sh -c "test -e /proc/\$\$/fd/3 && echo fd 3 open || echo fd 3 closed"' <<'EOF'
+Reserved 1 GPU(s): [4] for command execution
 fd 3 closed
 exit 0
-Reserved 1 GPU(s): [4] for command execution
 EOF
 
 # ---- providers, database 2: fake (no tool run), amd (none read), one
@@ -589,13 +723,13 @@ EOF
 
 # ---- queue ----
 
-check_output 'queue: empty' 'hr queue; hr queue --json' <<'EOF'
+check_output 'queue: empty; its JSON has null for no entries, as canhazgpu'"'"'s' 'hr queue; hr queue --json' <<'EOF'
 GPU Reservation Queue
 =====================
 No entries waiting in queue.
 exit 0
 {
-  "entries": [],
+  "entries": null,
   "total_waiting": 0,
   "total_gpus_requested": 0,
   "total_gpus_allocated": 0
@@ -608,8 +742,8 @@ K8SHAZGPU_NOW=$T0
 q1=1b4e28ba-2fa1-41d2-883f-0016d3cca427
 q2=6fa459ea-ee8a-4ca4-894e-db77e160355e
 rcli zadd canhazgpu:queue "$((T0 - 65))000000000" $q1 "$((T0 - 30))000000000" $q2 >/dev/null
-rcli set canhazgpu:queue:entry:$q1 "{\"id\":\"$q1\",\"user\":\"alice\",\"actual_user\":\"alice\",\"requested_count\":2,\"allocated_gpus\":[0],\"reservation_type\":\"run\",\"enqueue_time\":\"$(at $((T0 - 65)) 0 Z)\",\"last_heartbeat\":\"$(at $((T0 - 5)) 0 Z)\"}" >/dev/null
-rcli set canhazgpu:queue:entry:$q2 "{\"id\":\"$q2\",\"user\":\"a-very-long-user-name\",\"actual_user\":\"bob\",\"requested_count\":2,\"requested_ids\":[1,3],\"allocated_gpus\":[],\"reservation_type\":\"manual\",\"expiry_duration\":1800000000000,\"enqueue_time\":\"$(at $((T0 - 30)) 7200 +02:00)\",\"last_heartbeat\":\"$(at $((T0 - 5)) 0 Z)\"}" >/dev/null
+rcli set canhazgpu:queue:entry:$q1 "{\"id\":\"$q1\",\"user\":\"alice\",\"actual_user\":\"alice\",\"requested_count\":2,\"allocated_gpus\":[0],\"reservation_type\":\"run\",\"enqueue_time\":\"$(at $((T0 - 65)) 0 .250Z)\",\"last_heartbeat\":\"$(at $((T0 - 5)) 0 +00:00)\"}" >/dev/null
+rcli set canhazgpu:queue:entry:$q2 "{\"id\":\"$q2\",\"user\":\"a-very-long-user-name\",\"actual_user\":\"bob\",\"requested_count\":2,\"requested_ids\":[1,3],\"allocated_gpus\":[],\"reservation_type\":\"manual\",\"expiry_duration\":1800000000000,\"note\":\"a <b> & c\",\"enqueue_time\":\"$(at $((T0 - 30)) 7200 +02:00)\",\"last_heartbeat\":\"$(at $((T0 - 5)) 0 Z)\",\"wait_timeout\":\"$(at $((T0 + 570)) 19800 .123456789012+05:30)\"}" >/dev/null
 
 check_output 'queue: the waiting requests in order' 'hr queue' <<'EOF'
 GPU Reservation Queue
@@ -624,8 +758,79 @@ Total: 2 entries waiting for 3 GPUs (1 partially allocated)
 exit 0
 EOF
 
-check_output 'queue --json: canhazgpu'"'"'s QueueStatus' 'k8shazgpu host queue --json | jq -c ".entries[] |= del(.id)"' <<EOF
-{"entries":[{"user":"alice","actual_user":"alice","requested_count":2,"allocated_gpus":[0],"reservation_type":"run","enqueue_time":"$(utc $((T0 - 65)))","last_heartbeat":"$(utc $((T0 - 5)))"},{"user":"a-very-long-user-name","actual_user":"bob","requested_count":2,"requested_ids":[1,3],"allocated_gpus":[],"reservation_type":"manual","enqueue_time":"$(utc $((T0 - 30)))","last_heartbeat":"$(utc $((T0 - 5)))"}],"total_waiting":2,"total_gpus_requested":4,"total_gpus_allocated":1}
+check_output 'queue --json: canhazgpu'"'"'s QueueStatus, as Go writes it: members as they are kept, times with their offsets, HTML escaped' 'hr queue --json' <<EOF
+{
+  "entries": [
+    {
+      "id": "$q1",
+      "user": "alice",
+      "actual_user": "alice",
+      "requested_count": 2,
+      "allocated_gpus": [
+        0
+      ],
+      "reservation_type": "run",
+      "enqueue_time": "$(at $((T0 - 65)) 0 .25Z)",
+      "last_heartbeat": "$(utc $((T0 - 5)))"
+    },
+    {
+      "id": "$q2",
+      "user": "a-very-long-user-name",
+      "actual_user": "bob",
+      "requested_count": 2,
+      "requested_ids": [
+        1,
+        3
+      ],
+      "allocated_gpus": [],
+      "reservation_type": "manual",
+      "expiry_duration": 1800000000000,
+      "note": "a \\u003cb\\u003e \\u0026 c",
+      "enqueue_time": "$(at $((T0 - 30)) 7200 +02:00)",
+      "last_heartbeat": "$(utc $((T0 - 5)))",
+      "wait_timeout": "$(at $((T0 + 570)) 19800 .123456789+05:30)"
+    }
+  ],
+  "total_waiting": 2,
+  "total_gpus_requested": 4,
+  "total_gpus_allocated": 1
+}
+exit 0
+EOF
+
+# Entries cut short or written by hand: a queued id without its entry, one
+# not JSON, one with a user alone, one whose wait_timeout is a number (the
+# wait in nanoseconds earlier versions wrote). Each is named; what can be
+# read is shown; nothing is written.
+rcli zadd canhazgpu:queue "$((T0 - 20))000000000" q3 "$((T0 - 10))000000000" q4 \
+	"$((T0 - 5))000000000" q5 "$((T0 - 1))000000000" q6 >/dev/null
+rcli set canhazgpu:queue:entry:q4 '{"id":"q4","user":' >/dev/null
+rcli set canhazgpu:queue:entry:q5 '{"id":"q5","user":"erin"}' >/dev/null
+rcli set canhazgpu:queue:entry:q6 "{\"id\":\"q6\",\"user\":\"fay\",\"actual_user\":\"fay\",\"requested_count\":1,\"allocated_gpus\":[],\"reservation_type\":\"run\",\"enqueue_time\":$((T0 - 1)),\"last_heartbeat\":\"$(utc $((T0 - 1)))\",\"wait_timeout\":60000000000}" >/dev/null
+ledger_keys >queue.before
+check_output 'queue: entries half-written named, the rest shown, status 1' 'hr queue' <<'EOF'
+GPU Reservation Queue
+=====================
+
+Position   User            Requested       Allocated    Waiting
+--------   ----            ---------       ---------    -------
+1          alice           2 GPUs          1/2          0h 1m 5s
+2          a-very-long-... IDs: [1 3]      0/2          0h 0m 30s
+3          erin            0 GPUs          0/0          -
+4          fay             1 GPUs          0/1          0h 0m 1s
+
+Total: 4 entries waiting for 4 GPUs (1 partially allocated)
+exit 1
+gpu-reserve: canhazgpu:queue:entry:q3: missing (left as it is)
+gpu-reserve: canhazgpu:queue:entry:q4: not JSON (left as it is)
+gpu-reserve: canhazgpu:queue:entry:q5: actual_user, requested_count, allocated_gpus, reservation_type, enqueue_time, last_heartbeat: missing (left as it is)
+gpu-reserve: canhazgpu:queue:entry:q6: wait_timeout: a number (a wait in nanoseconds, as written before), not a time (left as it is)
+EOF
+check_output 'queue --json: those read as Go reads them (zero values, null), the number kept; nothing rewritten' \
+	'k8shazgpu host queue --json 2>/dev/null | jq -c ".entries[2:][]"; ledger_keys | cmp - queue.before && echo unchanged' <<EOF
+{"id":"q5","user":"erin","actual_user":"","requested_count":0,"allocated_gpus":null,"reservation_type":"","enqueue_time":null,"last_heartbeat":null}
+{"id":"q6","user":"fay","actual_user":"fay","requested_count":1,"allocated_gpus":[],"reservation_type":"run","enqueue_time":"$(utc $((T0 - 1)))","last_heartbeat":"$(utc $((T0 - 1)))","wait_timeout":60000000000}
+unchanged
 EOF
 
 # A request that waits: its wrapper stopped by SIGTERM takes it out of
@@ -650,6 +855,7 @@ EOF
 # ---- report ----
 
 T0=$(date +%s)
+K8SHAZGPU_NOW=$T0
 rcli flushdb >/dev/null
 rcli set canhazgpu:gpu_count 2 >/dev/null
 # history members: USER GPU TYPE SECONDS, ended an hour before T0.
@@ -682,6 +888,104 @@ EOF
 
 check_output 'report -j -d 7: canhazgpu'"'"'s JSON' 'k8shazgpu host report -j -d 7 | jq -c .' <<EOF
 {"users":[{"name":"alice","gpu_hours":1.5,"percentage":75,"run_count":1,"manual_count":1},{"name":"bob","gpu_hours":0.5,"percentage":25,"run_count":0,"manual_count":1}],"total_gpu_hours":2,"total_reservations":3,"unique_users":2,"start_date":"$(date -u -d "@$((T0 - 7 * 86400))" +%F)","end_date":"$d1","days":7}
+EOF
+
+# The window of canhazgpu's report: records counted whole, from their
+# duration_seconds, when they ended inside it; the reservations held now
+# from their start, a shared account's as "account (user)".
+rcli flushdb >/dev/null
+rcli set canhazgpu:gpu_count 3 >/dev/null
+# record END USER SECONDS TIMES-APART TYPE
+record() {
+	rcli zadd canhazgpu:usage_history_sorted "$1" "{\"user\":\"$2\",\"gpu_id\":0,\"start_time\":\"$(utc $(($1 - $4)))\",\"end_time\":\"$(utc "$1")\",\"duration_seconds\":$3,\"reservation_type\":\"$5\"}" >/dev/null
+}
+record $((T0 - 3600)) alice 1200 7200 run
+record $((T0 - 2 * 86400)) carol 864000 864000 manual
+record $((T0 - 8 * 86400)) dave 3600 3600 manual
+rcli set canhazgpu:gpu:0 "{\"user\":\"alice\",\"actual_user\":\"bob\",\"start_time\":$((T0 - 7200)),\"type\":\"manual\",\"expiry_time\":$((T0 + 3600))}" >/dev/null
+rcli set canhazgpu:gpu:1 "{\"user\":\"erin\",\"actual_user\":\"erin\",\"start_time\":\"$(utc $((T0 - 10800)))\",\"last_heartbeat\":\"$(utc $((T0 - 30)))\",\"type\":\"run\",\"expiry_time\":null,\"last_released\":null}" >/dev/null
+d7=$(date -u -d "@$((T0 - 7 * 86400))" +%F)
+
+check_output 'report -d 7: duration_seconds, records ended in the window whole, held ones from their start, "account (user)"' 'hr report -d 7' <<EOF
+
+=== GPU Reservation Report ===
+Period: $d7 to $d1 (7 days)
+
+User                       GPU Hours      Percentage        Run     Manual
+---------------------------------------------------------------------------
+carol                         240.00           97.8%          0          1
+erin                            3.00            1.2%          1          0
+bob (alice)                     2.00            0.8%          0          1
+alice                           0.33            0.1%          1          0
+---------------------------------------------------------------------------
+TOTAL                         245.33         100.0%          2          2
+
+Total reservations: 4
+Unique users: 4
+
+exit 0
+EOF
+
+check_output 'report -j: the same, numbers unrounded, as Go'"'"'s json.MarshalIndent writes them' 'hr report -j -d 7' <<EOF
+{
+  "users": [
+    {
+      "name": "carol",
+      "gpu_hours": 240,
+      "percentage": 97.82608695652173,
+      "run_count": 0,
+      "manual_count": 1
+    },
+    {
+      "name": "erin",
+      "gpu_hours": 3,
+      "percentage": 1.2228260869565217,
+      "run_count": 1,
+      "manual_count": 0
+    },
+    {
+      "name": "bob (alice)",
+      "gpu_hours": 2,
+      "percentage": 0.8152173913043478,
+      "run_count": 0,
+      "manual_count": 1
+    },
+    {
+      "name": "alice",
+      "gpu_hours": 0.3333333333333333,
+      "percentage": 0.1358695652173913,
+      "run_count": 1,
+      "manual_count": 0
+    }
+  ],
+  "total_gpu_hours": 245.33333333333334,
+  "total_reservations": 4,
+  "unique_users": 4,
+  "start_date": "$d7",
+  "end_date": "$d1",
+  "days": 7
+}
+exit 0
+EOF
+
+rcli flushdb >/dev/null
+rcli set canhazgpu:gpu_count 3 >/dev/null
+check_output 'report -j with no users: null, as canhazgpu'"'"'s' 'hr report -j -d 1' <<EOF
+{
+  "users": null,
+  "total_gpu_hours": 0,
+  "total_reservations": 0,
+  "unique_users": 0,
+  "start_date": "$(date -u -d "@$((T0 - 86400))" +%F)",
+  "end_date": "$d1",
+  "days": 1
+}
+exit 0
+EOF
+
+record $((T0 - 60)) zed 0 0 manual
+check_output 'report: nothing but 0 s: the percentage NaN, as canhazgpu'"'"'s 0 / 0' 'hr report | sed -n "/^zed/p"' <<'EOF'
+zed                             0.00            NaN%          0          1
 EOF
 
 # ---- Redis options and failures ----
@@ -773,6 +1077,17 @@ check_output 'k8shazgpu lists host; k8shazgpu-host runs on its own too' \
                           status, queue, report, admin (k8shazgpu-host(1))
 k8shazgpu host admin: --gpus is required
 exit 2
+EOF
+
+wait "$kill_pid"
+check_output 'run -t: a command that ignores SIGINT is killed 30 s later: 137; the GPU released' \
+	'cat kill.out kill.err; rcli -n 3 get canhazgpu:gpu:0 | jq -c "[(.last_released | type), has(\"user\")]"' <<'EOF'
+Reserved 1 GPU(s): [0] for command execution (timeout: 0h 0m 1s)
+started
+exit 137
+gpu-reserve: timeout of 0h 0m 1s reached; SIGINT sent to the command (SIGKILL in 30 s if it is still there)
+gpu-reserve: the command is still there 30 s after SIGINT; SIGKILL sent
+["string",false]
 EOF
 
 done_testing
