@@ -57,7 +57,8 @@ gpu() {
 utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 at() { date -u -d "@$(($1 + $2))" "+%Y-%m-%dT%H:%M:%S$3"; }
 # held_run N: GPU N is held by a run reservation; queued: one request waits.
-held_run() { rcli get "canhazgpu:gpu:$1" | jq -e '.type == "run"' >/dev/null; }
+# (jq -e is true on no input at all: a key that is not there)
+held_run() { [ "$(rcli get "canhazgpu:gpu:$1" | jq -r .type)" = run ]; }
 queued() { [ "$(rcli zcard canhazgpu:queue)" = 1 ]; }
 
 # ---- admin, reserve, release ----
@@ -234,7 +235,7 @@ EOF
 
 # A command that ignores SIGINT, given 1 s (on database 3, apart): killed
 # 30 s after the SIGINT; checked at the end.
-k8shazgpu host --redis-db 3 admin --gpus 1 >/dev/null
+gpu-reserve -D 3 init -g 1 >/dev/null
 (k8shazgpu host --redis-db 3 run -t 1s -- sh -c 'trap "" INT; echo started; exec sleep 100' >kill.out 2>kill.err
 	echo "exit $?" >>kill.out) &
 kill_pid=$!
@@ -327,7 +328,7 @@ gpu-reserve: GPU 1 reservation lost (now held by bob since T); not released
 ["string",false]
 $bob1
 EOF
-rcli del canhazgpu:gpu:1 >/dev/null
+gpu-reserve release -G 1 -u bob >/dev/null
 
 # A run on GPUs 0 and 3 of a pool made 2 GPUs while it runs: GPU 0 is
 # released all the same.
@@ -347,7 +348,7 @@ gpu-reserve: GPU 3 not released: GPU 3 is out of range (0-1); it is free once 5 
 ["string",false]
 EOF
 rcli set canhazgpu:gpu_count 4 >/dev/null
-rcli del canhazgpu:gpu:3 >/dev/null
+gpu-reserve release -G 3 >/dev/null
 
 # SIGHUP to the process that waits for the command (the one started: the
 # wrappers exec it) does not end it: the command, which waits for hup.go,
