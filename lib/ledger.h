@@ -182,13 +182,12 @@ const char *lg_text_check(const char *s, size_t max, char *why, size_t n);
 int lg_time_ok(long long sec);
 
 /* lg_value_check says what keeps raw (len bytes), a value read from a
- * key, from being read at all (NULL: nothing): over LG_MAX_KEY bytes, or
- * nested deeper than LG_MAX_DEPTH. lg_value_count counts the values of
- * v, as read, member names too: over LG_MAX_VALUES is unreadable too.
- * The Lua scripts' jcheck applies these rules and the rest of strict
- * JSON. */
+ * key, from being read at all (NULL: nothing): over LG_MAX_KEY bytes,
+ * nested deeper than LG_MAX_DEPTH, or over LG_MAX_VALUES values counted
+ * in the text as written (member names, and each of a duplicated
+ * member's values, counted). The Lua scripts' jcheck applies these rules
+ * and the rest of strict JSON. */
 const char *lg_value_check(const char *raw, size_t len);
-size_t lg_value_count(const json_t *v);
 
 /* lg_lua_bounds returns the Lua line that defines the bounds above for
  * the scripts (static). */

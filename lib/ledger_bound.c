@@ -53,10 +53,21 @@ lg_time_ok(long long sec)
 	return sec >= 0 && sec <= LG_TIME_MAX;
 }
 
+/* token counts the value that starts at raw[i] (a number or a literal),
+ * and returns the index of its last byte. */
+static size_t
+token(const char *raw, size_t len, size_t i)
+{
+	while (i + 1 < len && raw[i + 1] &&
+		strchr("+-.0123456789eEtruefalsn", raw[i + 1]))
+		i++;
+	return i;
+}
+
 const char *
 lg_value_check(const char *raw, size_t len)
 {
-	size_t i;
+	size_t i, n = 0;
 	int depth = 0, in_str = 0;
 
 	if (len > LG_MAX_KEY)
@@ -67,38 +78,25 @@ lg_value_check(const char *raw, size_t len)
 				i++;
 			else if (raw[i] == '"')
 				in_str = 0;
-		} else if (raw[i] == '"') {
+			continue;
+		}
+		if (raw[i] == '"') {
 			in_str = 1;
+			n++;
 		} else if (raw[i] == '{' || raw[i] == '[') {
+			n++;
 			if (++depth > LG_MAX_DEPTH)
 				return "nested deeper than " STR(LG_MAX_DEPTH);
 		} else if (raw[i] == '}' || raw[i] == ']') {
 			depth--;
+		} else if (raw[i] && strchr("-0123456789tfn", raw[i])) {
+			n++;
+			i = token(raw, len, i);
 		}
+		if (n > LG_MAX_VALUES)
+			return "more than " STR(LG_MAX_VALUES) " values";
 	}
 	return NULL;
-}
-
-size_t
-lg_value_count(const json_t *v)
-{
-	const char *k;
-	json_t *m;
-	size_t n = 1, i;
-
-	if (json_is_object(v))
-		json_object_foreach((json_t *)v, k, m) {
-			n += 1 + lg_value_count(m);
-			if (n > LG_MAX_VALUES)
-				break;
-		}
-	else if (json_is_array(v))
-		json_array_foreach(v, i, m) {
-			n += lg_value_count(m);
-			if (n > LG_MAX_VALUES)
-				break;
-		}
-	return n;
 }
 
 const char *

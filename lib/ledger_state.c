@@ -55,11 +55,6 @@ lg_state_parse(struct lg_state *st, int gpu, const char *raw, size_t len,
 		json_decref(j);
 		return;
 	}
-	if (lg_value_count(j) > LG_MAX_VALUES) {
-		bad(st, "%s", "more than " STR(LG_MAX_VALUES) " values");
-		json_decref(j);
-		return;
-	}
 	strs[0] = &st->user, strs[1] = &st->actual_user, strs[2] = &st->type;
 	strs[3] = &st->note, strs[4] = &st->queue_id, strs[5] = &st->claim_uid;
 	for (i = 0; i < 6; i++) {
