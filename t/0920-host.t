@@ -1091,4 +1091,12 @@ gpu-reserve: the command is still there 30 s after SIGINT; SIGKILL sent
 ["string",false]
 EOF
 
+rcli -n 4 flushdb >/dev/null
+gpu-reserve -D 4 init -g 1 >/dev/null
+gpu-reserve -D 4 reserve -G 0 -n 'a <b> & "c"' >/dev/null
+check_output 'status --json: <, > and & escaped as Go'"'"'s encoder escapes them' \
+	'hr --redis-db 4 status --json | grep note' <<'EOF'
+    "note": "a \u003cb\u003e \u0026 \"c\"",
+EOF
+
 done_testing
