@@ -203,7 +203,8 @@ lg_report(struct lg *l, double days)
 	from = window_start(now.sec, days);
 	status = history(l, &t, from, now.sec);
 	held(l, &t, &now);
-	qsort(t.u, t.n, sizeof *t.u, by_hours);
+	if (t.n)
+		qsort(t.u, t.n, sizeof *t.u, by_hours);
 	for (k = 0; k < t.n; k++) {
 		r = json_object();
 		json_object_set_new(r, "kind", json_string("usage"));

@@ -121,9 +121,11 @@ check_output 'C and Lua agree on every value of the corpus' \
 	'unit ledger-verdict "$REDIS" $NOW "$FIXTURES"/ledger-keys/*' <<'EOF2'
 values 31, differ 0
 EOF2
-: "${LEDGER_FUZZ_N:=3000}"
-check_output "C and Lua agree on $LEDGER_FUZZ_N mutations of it" \
-	'unit ledger-verdict "$REDIS" $NOW -n $LEDGER_FUZZ_N -s $$ "$FIXTURES"/ledger-keys/* | tail -n 1' <<EOF2
+# (a new seed each run; one that finds a difference is named, to rerun
+# with LEDGER_FUZZ_SEED)
+: "${LEDGER_FUZZ_N:=3000}" "${LEDGER_FUZZ_SEED:=$$}"
+check_output "C and Lua agree on $LEDGER_FUZZ_N mutations of it (seed $LEDGER_FUZZ_SEED)" \
+	'unit ledger-verdict "$REDIS" $NOW -n $LEDGER_FUZZ_N -s $LEDGER_FUZZ_SEED "$FIXTURES"/ledger-keys/* | tail -n 1' <<EOF2
 values $((LEDGER_FUZZ_N + 31)), differ 0
 EOF2
 fresh 4
