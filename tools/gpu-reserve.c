@@ -240,6 +240,16 @@ bad_option(int c)
 		err_warn("unknown option -%c", optopt);
 }
 
+/* no_more ends with the usage when cmd's options left an argument. */
+static void
+no_more(const char *cmd, int argc, char **argv)
+{
+	if (optind != argc) {
+		err_warn("%s: unexpected argument %s", cmd, argv[optind]);
+		usage();
+	}
+}
+
 /* open_watch returns a second connection subscribed to the keyspace
  * events of the GPU keys, made once, or NULL when the server does not
  * send them (said once on stderr, with how to turn them on). */
@@ -415,10 +425,7 @@ cmd_release(int argc, char **argv)
 		default: bad_option(c); usage();
 		}
 	}
-	if (optind != argc) {
-		err_warn("release: unexpected argument %s", argv[optind]);
-		usage();
-	}
+	no_more("release", argc, argv);
 	if (type && strcmp(type, "run") && strcmp(type, "manual") &&
 		strcmp(type, "k8s")) {
 		err_warn("-t: not run, manual or k8s: %s", type);
@@ -582,10 +589,7 @@ cmd_prepare(int argc, char **argv)
 		default: bad_option(c); usage();
 		}
 	}
-	if (optind != argc) {
-		err_warn("prepare: unexpected argument %s", argv[optind]);
-		usage();
-	}
+	no_more("prepare", argc, argv);
 	slash = who ? strchr(who, '/') : NULL;
 	if (!uid || !*uid || !slash || slash == who || !slash[1]) {
 		err_warn("prepare: -C claim_uid and -n namespace/name needed");
@@ -795,10 +799,7 @@ cmd_status(int argc, char **argv)
 		default: bad_option(c); usage();
 		}
 	}
-	if (optind != argc) {
-		err_warn("status: unexpected argument %s", argv[optind]);
-		usage();
-	}
+	no_more("status", argc, argv);
 	return write_status(time_json);
 }
 
@@ -821,10 +822,7 @@ cmd_queue(int argc, char **argv)
 		default: bad_option(c); usage();
 		}
 	}
-	if (optind != argc) {
-		err_warn("queue: unexpected argument %s", argv[optind]);
-		usage();
-	}
+	no_more("queue", argc, argv);
 	connect_ledger();
 	return lg_queue_list(&G.lg, raw);
 }
@@ -841,10 +839,7 @@ cmd_report(int argc, char **argv)
 		default: bad_option(c); usage();
 		}
 	}
-	if (optind != argc) {
-		err_warn("report: unexpected argument %s", argv[optind]);
-		usage();
-	}
+	no_more("report", argc, argv);
 	connect_ledger();
 	return lg_report(&G.lg, days);
 }
@@ -863,10 +858,7 @@ cmd_mark(int argc, char **argv)
 		default: bad_option(c); usage();
 		}
 	}
-	if (optind != argc) {
-		err_warn("mark: unexpected argument %s", argv[optind]);
-		usage();
-	}
+	no_more("mark", argc, argv);
 	connect_ledger();
 	if (watch)
 		sub = open_watch();
@@ -894,10 +886,7 @@ cmd_watch(int argc, char **argv)
 		default: bad_option(c); usage();
 		}
 	}
-	if (optind != argc) {
-		err_warn("watch: unexpected argument %s", argv[optind]);
-		usage();
-	}
+	no_more("watch", argc, argv);
 	connect_ledger();
 	sub = open_watch();
 	return lg_watch(&G.lg, sub, secs);
