@@ -310,29 +310,102 @@ label_from(json_t *labels, const char *key, const char *s)
 		setstr(labels, key, buf);
 }
 
-/* version_labels adds PREFIX.major/.minor[/.revision]/.full for v. */
-static void
-version_labels(json_t *labels, const char *prefix, const char *v, int rev)
+/* version_parts splits v, a version of 2 or 3 dot-separated decimal
+ * numbers of at most 9 digits, into part[] as printed (leading zeros
+ * kept: "04" stays "04", as GPU feature discovery writes it); the third is
+ * "" when v has two. Returns how many there were, or 0 when v is not
+ * such a version. */
+static int
+version_parts(const char *v, char part[3][10])
 {
-	char key[128];
-	long part[3];
+	long num[3];
+	int n = version(v, num), i;
+	size_t len;
 
-	if (!version(v, part))
+	if (n < 2)
+		return 0;
+	part[2][0] = '\0';
+	for (i = 0; i < n; i++) {
+		len = strspn(v, "0123456789");
+		memcpy(part[i], v, len);
+		part[i][len] = '\0';
+		v += len + 1;
+	}
+	return n;
+}
+
+/* version_labels adds PREFIX.major/.minor[/.revision]/.full for v, and
+ * the deprecated OLD.major/.minor[/.rev] GPU feature discovery still
+ * writes beside them (when old is not NULL), every part as printed. */
+static void
+version_labels(json_t *labels, const char *prefix, const char *old,
+	const char *v, int rev)
+{
+	char key[128], part[3][10];
+
+	if (!version_parts(v, part))
 		return;
 	snprintf(key, sizeof key, "%s.major", prefix);
-	setfmt(labels, key, part[0]);
+	setstr(labels, key, part[0]);
 	snprintf(key, sizeof key, "%s.minor", prefix);
-	setfmt(labels, key, part[1]);
+	setstr(labels, key, part[1]);
 	if (rev) {
 		snprintf(key, sizeof key, "%s.revision", prefix);
-		setfmt(labels, key, part[2]);
+		setstr(labels, key, part[2]);
 	}
 	snprintf(key, sizeof key, "%s.full", prefix);
 	label_from(labels, key, v);
+	if (!old)
+		return;
+	snprintf(key, sizeof key, "%s.major", old);
+	setstr(labels, key, part[0]);
+	snprintf(key, sizeof key, "%s.minor", old);
+	setstr(labels, key, part[1]);
+	if (rev) {
+		snprintf(key, sizeof key, "%s.rev", old);
+		setstr(labels, key, part[2]);
+	}
+}
+
+/* gpu_mode names what the PCI class of a GPU says it is, as GPU feature
+ * discovery does: a VGA controller (0x030000) is "graphics", a 3D
+ * controller (0x030200) "compute", anything else or unknown "unknown". */
+static const char *
+gpu_mode(const char *pci_class)
+{
+	if (!pci_class)
+		return "unknown";
+	if (!strcmp(pci_class, "0x030000"))
+		return "graphics";
+	if (!strcmp(pci_class, "0x030200"))
+		return "compute";
+	return "unknown";
+}
+
+/* machine_label sets nvidia.com/gpu.machine from the node's DMI product
+ * name, spaces made dashes as GPU feature discovery does (then cut to a
+ * label value), or "unknown" when the name is not known. */
+static void
+machine_label(json_t *labels, const char *machine)
+{
+	char buf[KN_LABEL_MAX + 1], *dash, *p;
+
+	if (!machine || !*machine) {
+		setstr(labels, "nvidia.com/gpu.machine", "unknown");
+		return;
+	}
+	dash = estrdup(machine);
+	for (p = dash; *p; p++)
+		if (*p == ' ')
+			*p = '-';
+	setstr(labels, "nvidia.com/gpu.machine",
+		*kn_label_value(dash, buf) ? buf : "unknown");
+	free(dash);
 }
 
 /* whole_gpu_labels describes the node's physical GPUs (the first one
- * stands for all, as GPU feature discovery does). */
+ * stands for all, as GPU feature discovery does). Nothing here is shared
+ * (no time-slicing or MPS replicas): replicas 1, strategy none. */
 static void
 whole_gpu_labels(json_t *labels, const json_t *first, size_t count)
 {
@@ -352,15 +425,23 @@ whole_gpu_labels(json_t *labels, const json_t *first, size_t count)
 		setfmt(labels, "nvidia.com/gpu.compute.major", part[0]);
 		setfmt(labels, "nvidia.com/gpu.compute.minor", part[1]);
 	}
+	setstr(labels, "nvidia.com/gpu.replicas", "1");
+	setstr(labels, "nvidia.com/gpu.sharing-strategy", "none");
+	setstr(labels, "nvidia.com/gpu.mode",
+		gpu_mode(sget(first, "pci_class")));
+	machine_label(labels, sget(first, "machine"));
+	setstr(labels, "nvidia.com/mps.capable", "false");
 	version_labels(labels, "nvidia.com/cuda.driver-version",
-		sget(first, "driver_version"), 1);
+		"nvidia.com/cuda.driver", sget(first, "driver_version"), 1);
 	version_labels(labels, "nvidia.com/cuda.runtime-version",
-		sget(first, "cuda_version"), 0);
+		"nvidia.com/cuda.runtime", sget(first, "cuda_version"), 0);
 }
 
 /* mig_labels adds nvidia.com/mig-<profile>.count (the devices of the
- * profile offered: "0" when none is), .memory, .slices.gi and .slices.ci
- * for every profile present. */
+ * profile offered: "0" when none is), .memory, .slices.gi, .slices.ci,
+ * .replicas (1: no sharing) and .product ("<product>-MIG-<profile>", as
+ * GPU feature discovery's mixed strategy writes it) for every profile
+ * present. */
 static void
 mig_labels(json_t *labels, const json_t *gpus, const json_t *holds)
 {
@@ -387,6 +468,17 @@ mig_labels(json_t *labels, const json_t *gpus, const json_t *holds)
 		setfmt(labels, key, p.slices);
 		snprintf(key, sizeof key, "nvidia.com/mig-%s.slices.ci", name);
 		setfmt(labels, key, p.compute);
+		snprintf(key, sizeof key, "nvidia.com/mig-%s.replicas", name);
+		setstr(labels, key, "1");
+		if (sget(g, "product")) {
+			char *prod = easprintf("%s-MIG-%s", sget(g, "product"),
+				name);
+
+			snprintf(key, sizeof key, "nvidia.com/mig-%s.product",
+				name);
+			label_from(labels, key, prod);
+			free(prod);
+		}
 	}
 }
 
@@ -654,6 +746,15 @@ opt_version(const char *v)
 	return semver(v, buf, sizeof buf) ? json_string(buf) : NULL;
 }
 
+/* node_number is the number of rec's GPU in names: its minor number (that
+ * of /dev/nvidia<minor>, a MIG device's parent's) when the record has
+ * it, else its index. */
+static long long
+node_number(const json_t *rec)
+{
+	return iget(rec, "minor", iget(rec, "index", 0));
+}
+
 char *
 gobj_device_name(const json_t *g, char *buf)
 {
@@ -662,8 +763,7 @@ gobj_device_name(const json_t *g, char *buf)
 	size_t i;
 
 	if (!m) {
-		snprintf(buf, GOBJ_DEVICE_NAME_MAX, "gpu-%lld",
-			iget(g, "index", 0));
+		snprintf(buf, GOBJ_DEVICE_NAME_MAX, "gpu-%lld", node_number(g));
 		return buf;
 	}
 	snprintf(prof, sizeof prof, "%s", sget(m, "profile"));
@@ -672,8 +772,40 @@ gobj_device_name(const json_t *g, char *buf)
 			? (char)tolower((unsigned char)prof[i])
 			: '-';
 	snprintf(buf, GOBJ_DEVICE_NAME_MAX, "gpu-%lld-mig-%s-%lld",
-		iget(g, "index", 0), prof, iget(m, "device", 0));
+		node_number(g), prof, iget(m, "device", 0));
 	return buf;
+}
+
+/* pci_bus_id writes nvidia-smi's bus id ("00000000:00:06.0") in the form
+ * of the standard resource.kubernetes.io/pciBusID attribute, the Linux
+ * one: a 4-digit domain, lower case ("0000:00:06.0"). NULL when id is not
+ * [domain:]bus:device.function in hex. */
+static json_t *
+pci_bus_id(const char *id)
+{
+	unsigned dom = 0, bus, dev, fn;
+	char buf[32], tail;
+
+	if (!id ||
+		(sscanf(id, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) !=
+				4 &&
+			(dom = 0,
+				sscanf(id, "%x:%x.%x%c", &bus, &dev, &fn,
+					&tail) != 3)))
+		return NULL;
+	if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
+		return NULL;
+	snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
+	return json_string(buf);
+}
+
+/* opt_int is a new integer for the integer field key of o, or NULL. */
+static json_t *
+opt_int(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? json_integer(json_integer_value(v)) : NULL;
 }
 
 static json_t *
@@ -689,6 +821,7 @@ device(const json_t *g)
 	attr(attrs, "type", "string", json_string(m ? "mig" : "gpu"));
 	attr(attrs, "uuid", "string", opt_string(sget(g, "uuid")));
 	attr(attrs, "productName", "string", opt_string(sget(g, "name")));
+	attr(attrs, "brand", "string", opt_string(sget(g, "brand")));
 	attr(attrs, "architecture", "string", opt_string(f ? f->arch : NULL));
 	attr(attrs, "cudaComputeCapability", "version",
 		opt_version(sget(g, "compute_cap")));
@@ -696,7 +829,13 @@ device(const json_t *g)
 		opt_version(sget(g, "driver_version")));
 	attr(attrs, "cudaDriverVersion", "version",
 		opt_version(sget(g, "cuda_version")));
+	attr(attrs, "addressingMode", "string",
+		opt_string(sget(g, "addressing_mode")));
 	attr(attrs, "index", "int", json_integer(iget(g, "index", 0)));
+	attr(attrs, m ? "parentMinor" : "minor", "int", opt_int(g, "minor"));
+	attr(attrs, "numaNode", "int", opt_int(g, "numa_node"));
+	attr(attrs, "resource.kubernetes.io/pcieRoot", "string",
+		opt_string(sget(g, "pcie_root")));
 	if (m) {
 		attr(attrs, "profile", "string",
 			opt_string(sget(m, "profile")));
@@ -704,6 +843,9 @@ device(const json_t *g)
 			opt_string(sget(m, "parent_uuid")));
 		attr(attrs, "parentIndex", "int",
 			json_integer(iget(g, "index", 0)));
+	} else {
+		attr(attrs, "resource.kubernetes.io/pciBusID", "string",
+			pci_bus_id(sget(g, "pci_bus_id")));
 	}
 	/* the canonical form, as the API server stores it ("20Gi"); checked
 	 * records keep the bytes within 63 bits */

@@ -71,8 +71,11 @@ int gobj_bound_held(json_t *rec, gobj_cut_fn *cut, void *arg);
 void gobj_shown(const json_t *v, char *buf, size_t n);
 
 /* gobj_device_name writes the DRA device name of a checked record into
- * buf (GOBJ_DEVICE_NAME_MAX bytes): "gpu-<index>" for a whole GPU,
- * "gpu-<index>-mig-<profile>-<device>" for a MIG device, the profile
+ * buf (GOBJ_DEVICE_NAME_MAX bytes): "gpu-<minor>" for a whole GPU,
+ * "gpu-<minor>-mig-<profile>-<device>" for a MIG device (the minor
+ * number of the GPU's /dev/nvidia<minor>, a MIG device's parent's, as
+ * NVIDIA's DRA driver names them; the index where the record has no
+ * minor), the profile
  * lowercased with every other character a '-'. It is a DNS label. A MIG
  * enabled GPU, which is no device itself, gets its whole-GPU name too, so
  * two records of one node with one name describe one device twice. */

@@ -239,6 +239,7 @@ nvidia.com/mig-1g.10gbme.count=1
 nvidia.com/mig-1g.10gbme.memory=10240
 nvidia.com/mig-1g.10gbme.slices.gi=1
 nvidia.com/mig-1g.10gbme.slices.ci=1
+nvidia.com/mig-1g.10gbme.replicas=1
 nvidia.com/mig-1g.10gbme
 EOF
 
@@ -773,4 +774,93 @@ check_output '5,000 records, 100 pods and a claim: the devices in use, exactly' 
 [131,305]
 [0,1,2,3,4,5,6,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26]
 EOF
+# ---- a real node's facts: GPU feature discovery's labels, NVIDIA's device names ----
+
+# h200 MINOR INDEX BUS: the H200's record as gpu-probe reads it with its
+# stable facts, on another minor, index and bus when asked
+h200() {
+	printf '{"kind":"gpu","node":"n1","index":%s,"minor":%s,"uuid":"GPU-ef3dd380-5942-addc-6b66-8cd55589cd49","name":"NVIDIA H200","product":"NVIDIA-H200","brand":"NVIDIA","memory_mib":143771,"driver_version":"580.159.04","cuda_version":"13.0","compute_cap":"9.0","pci_bus_id":"%s","pcie_root":"pci0000:00","numa_node":0,"addressing_mode":"None","machine":"Standard PC (Q35 + ICH9, 2009)","pci_class":"0x030200","mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}\n' \
+		"${2:-0}" "${1:-0}" "${3:-00000000:00:06.0}"
+}
+check_output 'the H200: every GPU feature discovery label, the revision as printed (04)' '
+	h200 | claim-make -x | head -n 1 | jq -r ".metadata.labels | to_entries[] | select(.key | startswith(\"nvidia.com/\")) | .key + \"=\" + .value"' <<'EOF'
+nvidia.com/gpu.present=true
+nvidia.com/gpu.count=1
+nvidia.com/gpu.product=NVIDIA-H200
+nvidia.com/gpu.memory=143771
+nvidia.com/gpu.family=hopper
+nvidia.com/gpu.compute.major=9
+nvidia.com/gpu.compute.minor=0
+nvidia.com/gpu.replicas=1
+nvidia.com/gpu.sharing-strategy=none
+nvidia.com/gpu.mode=compute
+nvidia.com/gpu.machine=Standard-PC-Q35--ICH9-2009
+nvidia.com/mps.capable=false
+nvidia.com/cuda.driver-version.major=580
+nvidia.com/cuda.driver-version.minor=159
+nvidia.com/cuda.driver-version.revision=04
+nvidia.com/cuda.driver-version.full=580.159.04
+nvidia.com/cuda.driver.major=580
+nvidia.com/cuda.driver.minor=159
+nvidia.com/cuda.driver.rev=04
+nvidia.com/cuda.runtime-version.major=13
+nvidia.com/cuda.runtime-version.minor=0
+nvidia.com/cuda.runtime-version.full=13.0
+nvidia.com/cuda.runtime.major=13
+nvidia.com/cuda.runtime.minor=0
+nvidia.com/mig.capable=true
+nvidia.com/mig.strategy=none
+EOF
+
+check_output 'the H200 as a DRA device: named by its minor, with brand, CUDA version, addressing mode, PCI bus id, PCIe root and NUMA node' '
+	h200 3 5 | claim-make | tail -n 1 | jq -c ".spec.devices[]"' <<'EOF'
+{"name":"gpu-3","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-ef3dd380-5942-addc-6b66-8cd55589cd49"},"productName":{"string":"NVIDIA H200"},"brand":{"string":"NVIDIA"},"architecture":{"string":"Hopper"},"cudaComputeCapability":{"version":"9.0.0"},"driverVersion":{"version":"580.159.4"},"cudaDriverVersion":{"version":"13.0.0"},"addressingMode":{"string":"None"},"index":{"int":5},"minor":{"int":3},"numaNode":{"int":0},"resource.kubernetes.io/pcieRoot":{"string":"pci0000:00"},"resource.kubernetes.io/pciBusID":{"string":"0000:00:06.0"}},"capacity":{"memory":{"value":"143771Mi"}}}
+EOF
+
+check_output 'PCI bus ids: the 8-digit domain nvidia-smi prints cut to 4 and lowered; one that is not a bus id gives no attribute' '
+	for b in 00000000:00:06.0 00000001:AB:1F.7 0000:3b:00.0 81:00.0 junk 00000000:100:00.0 00000000:00:20.0 10000:00:00.0; do
+		h200 0 0 "$b" | claim-make | tail -n 1 | jq -c ".spec.devices[0].attributes[\"resource.kubernetes.io/pciBusID\"].string"
+	done' <<'EOF'
+"0000:00:06.0"
+"0001:ab:1f.7"
+"0000:3b:00.0"
+"0000:81:00.0"
+null
+null
+null
+null
+EOF
+
+check_output 'the GPU mode from the PCI class; the machine unknown when the record has none; a driver version of two parts' '
+	for c in 0x030000 0x030200 0x038000; do
+		h200 | jq -c --arg c "$c" ".pci_class = \$c" | claim-make | head -n 1 | jq -r ".metadata.labels[\"nvidia.com/gpu.mode\"]"
+	done
+	h200 | jq -c "del(.pci_class, .machine) | .driver_version = \"390.12\"" | claim-make | head -n 1 |
+		jq -r ".metadata.labels | to_entries[] | select(.key | test(\"mode|machine|driver\")) | .key + \"=\" + .value"' <<'EOF'
+graphics
+compute
+unknown
+nvidia.com/gpu.mode=unknown
+nvidia.com/gpu.machine=unknown
+nvidia.com/cuda.driver-version.major=390
+nvidia.com/cuda.driver-version.minor=12
+nvidia.com/cuda.driver-version.revision=
+nvidia.com/cuda.driver-version.full=390.12
+nvidia.com/cuda.driver.major=390
+nvidia.com/cuda.driver.minor=12
+nvidia.com/cuda.driver.rev=
+EOF
+
+check_output 'GPUs whose minors are not their indexes: devices named by minor, a MIG device by its parent'"'"'s' '
+	for i in 0 1 2 3; do h200 $(( (i + 2) % 4 )) $i "00000000:0$i:00.0" | jq -c --arg u "GPU-$i" ".uuid = \$u"; done |
+		claim-make | tail -n 1 | jq -r ".spec.devices[] | .name + \" index \" + (.attributes.index.int|tostring) + \" minor \" + (.attributes.minor.int|tostring)"
+	h200 6 1 | jq -c ".uuid = \"MIG-x\" | .mig = {profile: \"1g.18gb\", parent_uuid: \"GPU-1\", device: 0, gi: 9, ci: 0} | .mig_enabled = true" |
+		claim-make | tail -n 1 | jq -c ".spec.devices[] | [.name, .attributes.parentMinor, .attributes.minor, .attributes[\"resource.kubernetes.io/pciBusID\"]]"' <<'EOF'
+gpu-2 index 0 minor 2
+gpu-3 index 1 minor 3
+gpu-0 index 2 minor 0
+gpu-1 index 3 minor 1
+["gpu-6-mig-1g-18gb-0",{"int":6},null,null]
+EOF
+
 done_testing
