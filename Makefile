@@ -8,6 +8,8 @@
 #   make demo                 the simulated cluster, shown in plain words
 #   make image [PUSH=registry/repo]   OCI images of the components in $(B)/image/
 #   make install PREFIX=/usr/local
+#   make gpu-check-bundle     $(B)/gpu-check.tar.gz: gpu-check(1) and its
+#                             tools with their libraries, for a bare GPU machine
 
 VERSION = 0.1.0
 PREFIX ?= /usr/local
@@ -198,6 +200,10 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@for b in bench/*; do [ -x "$$b" ] && B=$(B) "$$b"; done
 
+gpu-check-bundle: all
+	scripts/bundle-build -b $(B) -o $(B)/gpu-check.tar.gz -s scripts/gpu-check \
+		gpu-probe claim-make dra-plugin cuda-query jq
+
 format:
 	clang-format -i lib/*.[ch] tools/*.c t/unit/*.c t/fuzz/*.[ch] bench/*.c
 
@@ -217,4 +223,4 @@ install: all
 clean:
 	rm -rf build build-san
 
-.PHONY: all deps test test-unit demo bench format install clean
+.PHONY: all deps test test-unit demo bench format install clean gpu-check-bundle
