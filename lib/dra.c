@@ -66,15 +66,16 @@ request_entry(const char *name, const json_t *dev)
 	return e;
 }
 
-/* int_or sets key of o to v when it is an integer, else to dflt (NULL:
- * JSON null). */
+/* int_or sets key of o to v when it is an integer, else to dflt, or to
+ * JSON null when null_dflt. */
 static void
-int_or(json_t *o, const char *key, const json_t *v, json_t *dflt)
+int_or(json_t *o, const char *key, const json_t *v, json_int_t dflt,
+	int null_dflt)
 {
 	json_object_set_new(o, key,
-		json_is_integer(v) ? json_integer(json_integer_value(v))
-			: dflt     ? dflt
-				   : json_null());
+		json_is_integer(v)  ? json_integer(json_integer_value(v))
+			: null_dflt ? json_null()
+				    : json_integer(dflt));
 }
 
 /* table_entry returns the device table's entry of DRA device dev, from
@@ -86,10 +87,10 @@ table_entry(const json_t *dev, json_t *gpu, const char *type, const json_t *rec)
 		attr(dev, "uuid"), "type", type);
 	const json_t *mig = json_object_get(rec, "mig");
 
-	int_or(e, "minor", json_object_get(rec, "minor"), NULL);
+	int_or(e, "minor", json_object_get(rec, "minor"), 0, 1);
 	if (strcmp(type, "mig") == 0) {
-		int_or(e, "gi", json_object_get(mig, "gi"), json_integer(-1));
-		int_or(e, "ci", json_object_get(mig, "ci"), json_integer(-1));
+		int_or(e, "gi", json_object_get(mig, "gi"), -1, 0);
+		int_or(e, "ci", json_object_get(mig, "ci"), -1, 0);
 	}
 	return e;
 }
