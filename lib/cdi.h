@@ -10,10 +10,21 @@
  *       the order of the allocation,
  *   CANHAZGPU_CLAIM, CANHAZGPU_CLAIM_UID, CANHAZGPU_DEVICES  the claim
  *       (namespace/name), its uid, and the DRA device names,
- * and passes the device nodes the node has (/dev/nvidiaN of each GPU, a
- * MIG device's parent's, /dev/nvidiactl, /dev/nvidia-uvm); where the node
- * has none, no node is passed (never one made up) and the spec says so in
- * its canhazgpu.dev/device-nodes annotation.
+ * and passes the request's device nodes: /dev/nvidia<minor> of each GPU
+ * (a MIG device: its parent's), and for a MIG device the capability nodes
+ * of its GPU instance and compute instance,
+ * /dev/nvidia-caps/nvidia-cap<N>, N read from the driver's access files
+ * <procroot>/driver/nvidia/capabilities/gpu<minor>/mig/gi<gi>[/ci<ci>]/
+ * access. The spec's own edits, used with any of its devices, pass the
+ * common nodes nvidiactl, nvidia-uvm, nvidia-uvm-tools and nvidia-modeset
+ * and, in full mode, mount the driver's files and add the toolkit's hooks
+ * (lib/nvdrv.h). A node or file the node lacks is never named; what was
+ * left out, and why, is in the spec's annotations:
+ *   canhazgpu.dev/cdi-mode        full or env
+ *   canhazgpu.dev/device-nodes    a GPU's /dev/nvidia<minor> missing
+ *   canhazgpu.dev/minor-numbers   a minor unknown: the index taken for it
+ *   canhazgpu.dev/mig-caps        a MIG capability not passed, and why
+ *   canhazgpu.dev/driver          driver files skipped, no version, no hook
  *
  * One device per request, not per GPU: a container's environment can
  * carry only one CUDA_VISIBLE_DEVICES, so the devices of a request are
@@ -38,13 +49,38 @@ char *cdi_spec_path(const char *dir, const char *uid);
  * request, "k8s.canhazgpu.dev/claim=<uid>-<request>" (malloc'd). */
 char *cdi_device_id(const char *uid, const char *request);
 
+/* What a spec is built from on a node. */
+enum cdi_mode {
+	CDI_FULL, /* nodes, driver mounts and hooks: any runtime */
+	CDI_ENV,  /* nodes and env only: the node's runtime is NVIDIA's */
+};
+
+struct cdi_conf {
+	const char *devdir;   /* where device nodes are ("/dev") */
+	const char *procroot; /* the driver's /proc ("/proc") */
+	const char *root;     /* the driver root ("/") */
+	const char *hook;     /* nvidia-cdi-hook; NULL: looked for */
+	enum cdi_mode mode;
+	json_t *driver; /* the last nvd_scan, reused for its version */
+};
+
+/* cdi_conf_free frees c's cached scan. */
+void cdi_conf_free(struct cdi_conf *c);
+
+/* cdi_mode_of parses "full" or "env"; -1 for anything else. */
+int cdi_mode_of(const char *s);
+
 /* cdi_spec returns the spec for claim uid (namespace ns, name) whose
- * requests is an object {request: [{"name","uuid","gpu"}...]}: the
- * DRA device name, the UUID to name it by and the index of its GPU (a MIG
- * device's parent). devdir is where device nodes are looked for ("/dev"
- * on a real node). */
+ * requests is an object {request: [{"name","uuid","gpu","minor","gi",
+ * "ci"}...]}: the DRA device name, the UUID to name it by, the index of
+ * its GPU (a MIG device's parent), that GPU's minor number (null or
+ * absent: unknown, the index is taken) and a MIG device's GPU and compute
+ * instance ids (-1 or absent: unknown). version is the driver version of
+ * the gpu records, NULL to read it from the procroot. Problems are warned
+ * about and put in the annotations. A full-mode scan of the driver files
+ * is cached in c for the next spec of the same version. */
 json_t *cdi_spec(const char *uid, const char *ns, const char *name,
-	const json_t *requests, const char *devdir);
+	const json_t *requests, const char *version, struct cdi_conf *c);
 
 /* cdi_write writes spec to path as a new file beside it, synced, then
  * renamed over path: a runtime never reads half a spec. Returns 0, or -1

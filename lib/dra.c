@@ -12,6 +12,7 @@
 #include "err.h"
 #include "gpuobj.h"
 #include "jload.h"
+#include "nvdrv.h"
 
 #define WHY 1024
 
@@ -20,7 +21,9 @@ dra_init(struct dra *d)
 {
 	pthread_mutex_init(&d->mu, NULL);
 	d->devices = NULL;
+	d->driver_version = NULL;
 	d->claims = json_object();
+	memset(&d->cdi, 0, sizeof d->cdi);
 }
 
 void
@@ -28,6 +31,8 @@ dra_free(struct dra *d)
 {
 	json_decref(d->devices);
 	json_decref(d->claims);
+	free(d->driver_version);
+	cdi_conf_free(&d->cdi);
 	pthread_mutex_destroy(&d->mu);
 }
 
@@ -45,39 +50,129 @@ attr(const json_t *dev, const char *name)
 	return NULL;
 }
 
+/* request_entry returns what cdi_spec needs of DRA device name, from
+ * its device table entry dev. */
+static json_t *
+request_entry(const char *name, const json_t *dev)
+{
+	static const char *const keys[] = {"uuid", "gpu", "minor", "gi", "ci",
+		NULL};
+	json_t *e = json_pack("{s:s}", "name", name), *v;
+	size_t i;
+
+	for (i = 0; keys[i]; i++)
+		if ((v = json_object_get(dev, keys[i])))
+			json_object_set(e, keys[i], v);
+	return e;
+}
+
+/* int_or sets key of o to v when it is an integer, else to dflt, or to
+ * JSON null when null_dflt. */
+static void
+int_or(json_t *o, const char *key, const json_t *v, json_int_t dflt,
+	int null_dflt)
+{
+	json_object_set_new(o, key,
+		json_is_integer(v)  ? json_integer(json_integer_value(v))
+			: null_dflt ? json_null()
+				    : json_integer(dflt));
+}
+
+/* table_entry returns the device table's entry of DRA device dev, from
+ * its gpu record rec (NULL: not found). */
+static json_t *
+table_entry(const json_t *dev, json_t *gpu, const char *type, const json_t *rec)
+{
+	json_t *e = json_pack("{s:O, s:O, s:s}", "gpu", gpu, "uuid",
+		attr(dev, "uuid"), "type", type);
+	const json_t *mig = json_object_get(rec, "mig");
+
+	int_or(e, "minor", json_object_get(rec, "minor"), 0, 1);
+	if (strcmp(type, "mig") == 0) {
+		int_or(e, "gi", json_object_get(mig, "gi"), -1, 0);
+		int_or(e, "ci", json_object_get(mig, "ci"), -1, 0);
+	}
+	return e;
+}
+
 void
 dra_set_gpus(struct dra *d, const json_t *gpus)
 {
 	json_t *plain = json_array(), *devs, *dev, *rec, *table = json_object();
-	json_t *gpu;
-	const char *type;
+	json_t *gpu, *by_uuid = json_object();
+	const char *type, *uuid, *v;
+	char *version = NULL;
 	size_t i;
 
 	/* every device of the node, held ones too */
 	json_array_foreach(gpus, i, rec) {
 		rec = json_deep_copy(rec);
 		json_object_del(rec, "held");
+		if ((uuid = json_string_value(json_object_get(rec, "uuid"))))
+			json_object_set(by_uuid, uuid, rec);
+		v = json_string_value(json_object_get(rec, "driver_version"));
+		if (!version && v && nvd_version_ok(v))
+			version = estrdup(v);
 		json_array_append_new(plain, rec);
 	}
 	devs = gobj_devices(plain);
 	json_array_foreach(devs, i, dev) {
-		type = json_string_value(attr(dev, "type"));
-		gpu = attr(dev,
-			type && strcmp(type, "mig") == 0 ? "parentIndex"
-							 : "index");
-		if (!type || !json_is_integer(gpu) || !attr(dev, "uuid"))
+		uuid = json_string_value(attr(dev, "uuid"));
+		rec = uuid ? json_object_get(by_uuid, uuid) : NULL;
+		if (rec) { /* the record says, whatever the attributes' names */
+			type = json_is_object(json_object_get(rec, "mig"))
+				? "mig"
+				: "gpu";
+			gpu = json_object_get(rec, "index");
+		} else {
+			type = json_string_value(attr(dev, "type"));
+			gpu = attr(dev,
+				type && strcmp(type, "mig") == 0 ? "parentIndex"
+								 : "index");
+		}
+		if (!type || !json_is_integer(gpu) || !uuid)
 			continue;
 		json_object_set_new(table,
 			json_string_value(json_object_get(dev, "name")),
-			json_pack("{s:O, s:O, s:s}", "gpu", gpu, "uuid",
-				attr(dev, "uuid"), "type", type));
+			table_entry(dev, gpu, type, rec));
 	}
 	json_decref(devs);
 	json_decref(plain);
+	json_decref(by_uuid);
 	pthread_mutex_lock(&d->mu);
 	json_decref(d->devices);
 	d->devices = table;
+	free(d->driver_version);
+	d->driver_version = version;
 	pthread_mutex_unlock(&d->mu);
+}
+
+json_t *
+dra_spec(struct dra *d, const char *uid, const char *ns, const char *name,
+	const char *request, const json_t *names, char **why)
+{
+	json_t *list = json_array(), *dev, *requests, *spec = NULL, *n;
+	const char *dn;
+	size_t i;
+
+	pthread_mutex_lock(&d->mu);
+	json_array_foreach(names, i, n) {
+		dn = json_string_value(n);
+		dev = d->devices ? json_object_get(d->devices, dn) : NULL;
+		if (!dev) {
+			*why = easprintf("the gpu records have no device %s",
+				dn);
+			goto out;
+		}
+		json_array_append_new(list, request_entry(dn, dev));
+	}
+	requests = json_pack("{s:O}", request, list);
+	spec = cdi_spec(uid, ns, name, requests, d->driver_version, &d->cdi);
+	json_decref(requests);
+out:
+	pthread_mutex_unlock(&d->mu);
+	json_decref(list);
+	return spec;
 }
 
 /* save writes the checkpoint; a failure is the claim's error. */
@@ -141,7 +236,8 @@ get_claim(struct dra *d, const char *ns, const char *name, json_t **out,
 struct plan {
 	json_t *gpus;     /* whole GPU indexes, unique */
 	json_t *mig;      /* [{gpu, uuid}] */
-	json_t *requests; /* {request: [{name, uuid, gpu}]} for cdi_spec */
+	json_t *requests; /* {request: [{name, uuid, gpu, minor, gi, ci}]}
+			   * for cdi_spec */
 	json_t *devices;  /* the answer's devices, keys sorted as the
 			   * checkpoint keeps them, so answers repeat exactly */
 };
@@ -244,9 +340,7 @@ make_plan(struct dra *d, const json_t *claim, const char *ns, const char *name,
 					base));
 		}
 		json_array_append_new(json_object_get(p->requests, base),
-			json_pack("{s:s, s:O, s:O}", "name", device, "uuid",
-				json_object_get(dev, "uuid"), "gpu",
-				json_object_get(dev, "gpu")));
+			request_entry(device, dev));
 		if (strcmp(json_string_value(json_object_get(dev, "type")),
 			    "mig") == 0)
 			json_array_append_new(p->mig,
@@ -336,7 +430,7 @@ write_spec(struct dra *d, const char *uid, const json_t *entry)
 	json_t *spec = cdi_spec(uid,
 		json_string_value(json_object_get(entry, "namespace")),
 		json_string_value(json_object_get(entry, "name")),
-		json_object_get(entry, "requests"), d->devdir);
+		json_object_get(entry, "requests"), d->driver_version, &d->cdi);
 	int rc = cdi_write(path, spec, why, sizeof why);
 
 	json_decref(spec);

@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "cdi.h"
 #include "kube.h"
 #include "ledger.h"
 
@@ -37,25 +38,36 @@ struct dra {
 	const char *driver;    /* "gpu.canhazgpu.dev" */
 	const char *node;      /* this node: the pool name */
 	const char *cdi_dir;   /* where CDI specs go */
-	const char *devdir;    /* where device nodes are looked for */
+	struct cdi_conf cdi;   /* how CDI specs are built; its scan cache */
 	const char *ckpt_path; /* the checkpoint file */
 	struct kc_config *cfg; /* for token refresh */
 	struct kube *k;
 	struct lg *lg; /* NULL: no ledger, nothing held */
 	pthread_mutex_t mu;
-	json_t *devices; /* name -> {"gpu", "uuid", "type"}: NULL until set */
-	json_t *claims;  /* the checkpoint's claims */
+	json_t *devices; /* name -> {"gpu", "uuid", "type", "minor", and a MIG
+			  * device's "gi", "ci"}: NULL until set */
+	char *driver_version; /* the gpu records', or NULL */
+	json_t *claims;       /* the checkpoint's claims */
 };
 
 /* dra_init sets up d's mutex and empty tables; the caller fills the
- * configuration members. dra_free frees the tables. */
+ * configuration members. dra_free frees the tables and the CDI scan. */
 void dra_init(struct dra *d);
 void dra_free(struct dra *d);
 
 /* dra_set_gpus replaces the node's device table from gpu records (as
  * gpu-probe writes them; marks of host holds are ignored: a held device
- * is still this node's, and preparing it names its holder). */
+ * is still this node's, and preparing it names its holder). A device's
+ * minor number (its GPU's /dev/nvidia<minor>), GPU and compute instance
+ * ids and the driver version come from the record of its UUID. */
 void dra_set_gpus(struct dra *d, const json_t *gpus);
+
+/* dra_spec returns the CDI spec of claim uid (ns/name) with one
+ * request of the devices named (an array of DRA device names), as a
+ * prepare would write it, without the API server or the ledger; NULL with
+ * *why (malloc'd) when the device table lacks one. */
+json_t *dra_spec(struct dra *d, const char *uid, const char *ns,
+	const char *name, const char *request, const json_t *names, char **why);
 
 /* dra_load reads the checkpoint. A checkpoint that cannot be read is set
  * aside (see ckpt_set_aside), warned about naming the file and what is

@@ -76,13 +76,18 @@ check_output 'prepare two: one CDI device for the request, on its first device' 
 	"req prepare two $TWO | plugin | sed 's/$TWO/UID/g'" <<'EOF'
 {"claims":{"UID":{"devices":[{"cdiDeviceIDs":["k8s.canhazgpu.dev/claim=UID-gpus"],"deviceName":"gpu-0","poolName":"t9710","requestNames":["gpus"]},{"cdiDeviceIDs":[],"deviceName":"gpu-1","poolName":"t9710","requestNames":["gpus"]}]}},"kind":"prepare"}
 EOF
-check_output 'its CDI spec: the two UUIDs, no device node (none here), and why' \
-	"jq -S . cdi/k8s.canhazgpu.dev-claim_$TWO.json | sed 's/$TWO/UID/g'" <<'EOF'
+# Full mode (the default) on a node with neither GPU nodes nor a driver:
+# env only, and why. Whether the simulated records carry a minor number
+# is gpu-probe -t's business: a minor-numbers annotation is not compared.
+check_output 'its CDI spec: the two UUIDs, no device node and no driver file (none here), and why' \
+	"jq -S 'del(.annotations[\"canhazgpu.dev/minor-numbers\"])' cdi/k8s.canhazgpu.dev-claim_$TWO.json | sed 's/$TWO/UID/g'" <<'EOF'
 {
   "annotations": {
+    "canhazgpu.dev/cdi-mode": "full",
     "canhazgpu.dev/claim": "t9710/two",
     "canhazgpu.dev/claim-uid": "UID",
-    "canhazgpu.dev/device-nodes": "none: /dev/nvidia0 does not exist on this node, so no device node is passed for any GPU; the devices are named by CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES only"
+    "canhazgpu.dev/device-nodes": "none: /dev/nvidia0 does not exist on this node, so no device node is passed for any GPU; the devices are named by CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES only",
+    "canhazgpu.dev/driver": "none: no library of driver 550.90.07 under /, so none is mounted: the container has the driver only if the node's runtime adds it"
   },
   "cdiVersion": "0.6.0",
   "devices": [

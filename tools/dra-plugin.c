@@ -3,6 +3,10 @@
  *
  *   dra-plugin [options] serve   gRPC on the kubelet's plugin sockets
  *   dra-plugin [options] -       request records on stdin (no sockets)
+ *   dra-plugin [options] spec device[,device]...
+ *                                the CDI spec of one claim with one request
+ *                                of those devices, on stdout (no API server,
+ *                                no ledger, nothing written)
  *
  * serve registers with the kubelet through
  *   <kubelet dir>/plugins_registry/<driver>-reg.sock
@@ -20,7 +24,10 @@
  * they come: `gpu-probe -i 30 | dra-plugin serve`. Sockets are opened
  * once the first batch is read. What prepare and unprepare decide, and
  * the checkpoint <kubelet dir>/plugins/<driver>/checkpoint.json, are in
- * lib/dra.h; the CDI specs in lib/cdi.h. At start, and every -E seconds,
+ * lib/dra.h; the CDI specs in lib/cdi.h: -m full (the default) mounts the
+ * driver's files found under the driver root -T and adds the container
+ * toolkit's hooks (-X), for any runtime; -m env passes nodes and env only,
+ * for a node whose runtime is NVIDIA's. At start, and every -E seconds,
  * checkpoint, API claims, ledger and CDI specs are reconciled.
  *
  * -R FILE (serving): readiness for stat-serve(1). The file is touched
@@ -76,12 +83,15 @@ static const char usage_text[] =
 	"usage: dra-plugin [-d driver] [-N node] [-k dir] [-C dir] [-D dir] "
 	"[-r redis]\n"
 	"                  [-g file] [-L seconds] [-E seconds] [-R file]\n"
-	"                  [--kubeconfig file] [--context name] serve | -\n";
+	"                  [-m full|env] [-T root] [-p dir] [-X hook] [-u uid]\n"
+	"                  [--kubeconfig file] [--context name]\n"
+	"                  serve | - | spec device[,device]...\n";
 static const char help_text[] =
 	"The DRA kubelet plugin: prepares GPUs for pods (ledger holds, CDI "
 	"specs).\n\n"
 	"  serve          register with the kubelet and serve its gRPC calls\n"
 	"  -              answer request records on stdin instead\n"
+	"  spec dev,...   print the CDI spec of one claim of those devices\n"
 	"  -d driver      DRA driver name (default " DRIVER ")\n"
 	"  -N node        this node (default $NODE_NAME, else the hostname)\n"
 	"  -k dir         the kubelet's directory (default /var/lib/kubelet)\n"
@@ -98,6 +108,14 @@ static const char help_text[] =
 	"  -E seconds     reconcile every this often (default 600)\n"
 	"  -R file        serving: touched every 10 s while ready (registered,\n"
 	"                 the device inventory current)\n"
+	"  -m mode        CDI specs: full (nodes, driver mounts, hooks; the "
+	"default)\n"
+	"                 or env (nodes and env: the node's runtime is "
+	"NVIDIA's)\n"
+	"  -T root        the driver root its files are found under (default /)\n"
+	"  -p dir         the driver's proc directory (default /proc)\n"
+	"  -X hook        nvidia-cdi-hook (default: looked for under the root)\n"
+	"  -u uid         spec: the claim uid (default offline)\n"
 	"  --kubeconfig f, --context name   the API server (default: "
 	"$KUBECONFIG,\n"
 	"                 ~/.kube/config, or the in-cluster service account)\n"
@@ -107,13 +125,19 @@ static struct {
 	const char *driver, *node, *kdir, *cdi_dir, *devdir, *redis, *gpus;
 	const char *kubeconfig, *context;
 	const char *ready;
+	const char *root, *procroot, *hook, *uid;
 	double lockwait, every;
-	int serve;
+	int serve, spec, mode, any_node;
+	char **devices; /* spec's operands */
 } O = {
 	.driver = DRIVER,
 	.kdir = "/var/lib/kubelet",
 	.cdi_dir = "/var/run/cdi",
 	.devdir = "/dev",
+	.root = "/",
+	.procroot = "/proc",
+	.uid = "offline",
+	.mode = CDI_FULL,
 	.lockwait = 15,
 	.every = 600,
 };
@@ -171,13 +195,17 @@ parse(int argc, char **argv)
 		{"context", required_argument, NULL, 'c'},
 		{"kubeconfig", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
+		{"driver-root", required_argument, NULL, 'T'},
+		{"proc-root", required_argument, NULL, 'p'},
+		{"cdi-mode", required_argument, NULL, 'm'},
+		{"cdi-hook", required_argument, NULL, 'X'},
 		{NULL, 0, NULL, 0},
 	};
 	static char host[HOST_NAME_MAX + 1];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:N:k:C:D:r:g:L:E:R:hV", longs,
-			NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:N:k:C:D:r:g:L:E:R:m:T:p:X:u:hV",
+			longs, NULL)) != -1) {
 		switch (c) {
 		case 'd': O.driver = optarg; break;
 		case 'N': O.node = optarg; break;
@@ -189,6 +217,16 @@ parse(int argc, char **argv)
 		case 'L': O.lockwait = seconds(c, optarg, 0); break;
 		case 'E': O.every = seconds(c, optarg, 1); break;
 		case 'R': O.ready = optarg; break;
+		case 'T': O.root = optarg; break;
+		case 'p': O.procroot = optarg; break;
+		case 'X': O.hook = optarg; break;
+		case 'u': O.uid = optarg; break;
+		case 'm':
+			if ((O.mode = cdi_mode_of(optarg)) < 0) {
+				err_warn("-m: not full or env: %s", optarg);
+				usage();
+			}
+			break;
 		case 'c': O.context = optarg; break;
 		case 'K': O.kubeconfig = optarg; break;
 		case 'h':
@@ -201,14 +239,22 @@ parse(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (optind != argc - 1)
+	if (optind < argc && strcmp(argv[optind], "spec") == 0) {
+		O.spec = 1;
+		O.devices = argv + optind + 1;
+		if (optind + 1 == argc)
+			usage();
+		O.any_node = !O.node; /* the records are the node's */
+	} else if (optind != argc - 1) {
 		usage();
-	if (strcmp(argv[optind], "serve") == 0)
+	} else if (strcmp(argv[optind], "serve") == 0) {
 		O.serve = 1;
-	else if (strcmp(argv[optind], "-") != 0)
+	} else if (strcmp(argv[optind], "-") != 0) {
 		usage();
+	}
 	if (!O.serve && !O.gpus) {
-		err_warn("-: the gpu records must come from -g file");
+		err_warn("%s: the gpu records must come from -g file",
+			argv[optind]);
 		usage();
 	}
 	if (!O.node)
@@ -279,7 +325,8 @@ read_batch(struct nd_reader *r, json_t **batch)
 		if (!kind || strcmp(kind, "gpu") != 0) {
 			nd_warn(r, "not a gpu record: kind %s",
 				kind ? kind : "missing");
-		} else if (!node || strcmp(node, O.node) != 0) {
+		} else if (!O.any_node &&
+			(!node || strcmp(node, O.node) != 0)) {
 			nd_warn(r, "a gpu record of node %s, not of %s",
 				node ? node : "(none)", O.node);
 		} else if (gobj_check(rec, O.driver, why, sizeof why) < 0) {
@@ -502,6 +549,62 @@ records(void)
 	return rc;
 }
 
+/* read_all sets the device table from the last batch of gr's records.
+ * Returns HAZ_OK, or HAZ_FAIL when a record was bad. */
+static int
+read_all(struct nd_reader *gr)
+{
+	json_t *batch;
+	int more;
+
+	do { /* the last batch is the node's */
+		more = read_batch(gr, &batch);
+		if (more || json_array_size(batch) > 0)
+			dra_set_gpus(&D, batch);
+		json_decref(batch);
+	} while (more);
+	return gr->failed ? HAZ_FAIL : HAZ_OK;
+}
+
+/* spec prints the CDI spec of one claim (request "gpus") of the devices
+ * named by the operands, each a comma-separated list. */
+static int
+spec(void)
+{
+	struct nd_reader gr;
+	json_t *names = json_array(), *out;
+	char **a, *list, *save, *t, *why = NULL, *text;
+	int status;
+
+	if (nd_open(&gr, O.gpus, 0) < 0)
+		return HAZ_FAIL;
+	status = read_all(&gr);
+	nd_close(&gr);
+	for (a = O.devices; *a; a++) {
+		list = estrdup(*a);
+		for (save = NULL, t = strtok_r(list, ",", &save); t;
+			t = strtok_r(NULL, ",", &save))
+			json_array_append_new(names, json_string(t));
+		free(list);
+	}
+	if (json_array_size(names) == 0)
+		usage();
+	out = dra_spec(&D, O.uid, "offline", "spec", "gpus", names, &why);
+	json_decref(names);
+	if (!out) {
+		err_warn("spec: %s", why);
+		free(why);
+		return HAZ_FAIL;
+	}
+	text = json_dumps(out, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(out);
+	if (!text)
+		err_die(HAZ_FAIL, "out of memory");
+	puts(text);
+	free(text);
+	return status;
+}
+
 /* serve registers and serves until SIGTERM or SIGINT. */
 static int
 serve(struct nd_reader *gr)
@@ -587,13 +690,22 @@ main(int argc, char **argv)
 	err_init(argv[0]);
 	parse(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
-	if (kc_load(&cfg, O.kubeconfig, O.context) < 0)
-		return nd_finish(HAZ_FAIL);
 	dra_init(&D);
 	D.driver = O.driver;
 	D.node = O.node;
+	D.cdi.devdir = O.devdir;
+	D.cdi.procroot = O.procroot;
+	D.cdi.root = O.root;
+	D.cdi.hook = O.hook;
+	D.cdi.mode = (enum cdi_mode)O.mode;
+	if (O.spec) {
+		status = spec();
+		dra_free(&D);
+		return nd_finish(status);
+	}
+	if (kc_load(&cfg, O.kubeconfig, O.context) < 0)
+		return nd_finish(HAZ_FAIL);
 	D.cdi_dir = O.cdi_dir;
-	D.devdir = O.devdir;
 	D.cfg = &cfg;
 	D.k = kube_new(&cfg);
 	kube_set_timeout(D.k, 10000);
@@ -630,13 +742,7 @@ main(int argc, char **argv)
 		status = serve(&gr);
 		/* the reader may still block on its input: not closed */
 	} else {
-		do { /* the last batch is the node's */
-			more = read_batch(&gr, &batch);
-			if (more || json_array_size(batch) > 0)
-				dra_set_gpus(&D, batch);
-			json_decref(batch);
-		} while (more);
-		status = gr.failed ? HAZ_FAIL : HAZ_OK;
+		status = read_all(&gr);
 		nd_close(&gr);
 		if (status == HAZ_OK)
 			status = records();
