@@ -284,6 +284,35 @@ spec_edits(struct build *b, const char *version)
 	return edits;
 }
 
+/* host_path rewrites the string member key of o from a path under
+ * prefix, as the plugin sees the host, to the host's own path. */
+static void
+host_path(json_t *o, const char *key, const char *prefix)
+{
+	const char *p = json_string_value(json_object_get(o, key));
+	size_t n = strlen(prefix);
+
+	if (p && strncmp(p, prefix, n) == 0 && p[n] == '/')
+		json_object_set_new(o, key, json_string(p + n));
+}
+
+/* host_paths writes every host path of edits (device nodes, mounts, hook
+ * binaries) as the host names it: the runtime reading the spec runs on
+ * the host, not in the plugin's container. */
+static void
+host_paths(json_t *edits, const char *prefix)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(edits, "deviceNodes"), i, e)
+		host_path(e, "hostPath", prefix);
+	json_array_foreach(json_object_get(edits, "mounts"), i, e)
+		host_path(e, "hostPath", prefix);
+	json_array_foreach(json_object_get(edits, "hooks"), i, e)
+		host_path(e, "path", prefix);
+}
+
 json_t *
 cdi_spec(const char *uid, const char *ns, const char *name,
 	const json_t *requests, const char *version, struct cdi_conf *c)
@@ -341,6 +370,13 @@ cdi_spec(const char *uid, const char *ns, const char *name,
 		json_object_set_new(json_object_get(spec, "annotations"),
 			"canhazgpu.dev/device-nodes", why);
 		free(b.missing);
+	}
+	if (c->hostroot && strcmp(c->hostroot, "/") != 0) {
+		host_paths(json_object_get(spec, "containerEdits"),
+			c->hostroot);
+		json_array_foreach(devices, i, d)
+			host_paths(json_object_get(d, "containerEdits"),
+				c->hostroot);
 	}
 	annotate(spec, "canhazgpu.dev/minor-numbers", b.minor);
 	annotate(spec, "canhazgpu.dev/mig-caps", b.caps);

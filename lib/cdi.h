@@ -60,6 +60,10 @@ struct cdi_conf {
 	const char *procroot; /* the driver's /proc ("/proc") */
 	const char *root;     /* the driver root ("/") */
 	const char *hook;     /* nvidia-cdi-hook; NULL: looked for */
+	/* where the plugin sees the host's / (a container's mount of it);
+	 * every host path of a spec is written without it, as the host
+	 * names it. NULL or "/": the plugin runs on the host. */
+	const char *hostroot;
 	enum cdi_mode mode;
 	json_t *driver; /* the last nvd_scan, reused for its version */
 };

@@ -82,6 +82,18 @@ X
 ["NODE_NAME",{"fieldRef":{"fieldPath":"spec.nodeName"}}]
 ["K8SHAZGPU_CACHE_DIR","/var/lib/canhazgpu-cache"]
 X
+	check_output 'the DRA plugin: the host'\''s / read-only at /host, named to dra-plugin with -H; its other mounts the kubelet'\''s and the CDI directories' \
+		"jq -c 'select(.kind == \"DaemonSet\" and .metadata.name == \"canhazgpu-draplugin\") | .spec.template.spec as \$p
+			| \$p.containers[0] | .command[5:],
+			  (.volumeMounts[] | . as \$m | \$p.volumes[] | select(.name == \$m.name) | [\$m.mountPath, .hostPath.path // \"emptyDir\", \$m.readOnly // false])' all.json" <<'X'
+["--","-H","/host"]
+["/var/lib/kubelet/plugins_registry","/var/lib/kubelet/plugins_registry",false]
+["/var/lib/kubelet/plugins","/var/lib/kubelet/plugins",false]
+["/var/run/cdi","/var/run/cdi",false]
+["/run/redis","/run/redis",false]
+["/tmp","emptyDir",false]
+["/host","/",true]
+X
 	check_output 'the node agent'\''s rights on the cache: the plan read, its status written, Secrets got by name in canhazgpu-node-secrets only' \
 		"jq -c 'select((.kind == \"ClusterRole\" or .kind == \"Role\") and (.metadata.name | startswith(\"canhazgpu-nodeagent\")))
 			| .kind as \$k | .metadata.namespace as \$ns | .rules[]

@@ -179,16 +179,16 @@ for minor in 2 3 0 1 6 7 4 5; do
 	mknod dev8/nvidia$i c 195 $i 2>/dev/null || : >dev8/nvidia$i
 	i=$((i + 1))
 done >x8.json
-check_output '8 GPUs whose minors are not their indexes: gpu-0 is /dev/nvidia2, gpu-5 /dev/nvidia7' '
-	spec -D dev8 -m env -g x8.json spec gpu-0,gpu-5 | summary | grep "  node"' <<'EOF'
+check_output '8 GPUs whose minors are not their indexes: devices are named by minor, gpu-2 (index 0) is /dev/nvidia2, gpu-7 (index 5) /dev/nvidia7' '
+	spec -D dev8 -m env -g x8.json spec gpu-2,gpu-7 | summary | grep "  node"' <<'EOF'
   node /dev/nvidia2 dev8/nvidia2
   node /dev/nvidia7 dev8/nvidia7
 EOF
 check_output 'the devices of two operands, in their order' '
 	spec -D dev8 -m env -g x8.json spec gpu-4 gpu-2 | summary | grep -E "  (node|env CUDA)"' <<'EOF'
-  env CUDA_VISIBLE_DEVICES=GPU-ef3dd380-5942-addc-6b66-8cd55589cd44,GPU-ef3dd380-5942-addc-6b66-8cd55589cd42
-  node /dev/nvidia6 dev8/nvidia6
-  node /dev/nvidia0 dev8/nvidia0
+  env CUDA_VISIBLE_DEVICES=GPU-ef3dd380-5942-addc-6b66-8cd55589cd46,GPU-ef3dd380-5942-addc-6b66-8cd55589cd40
+  node /dev/nvidia4 dev8/nvidia4
+  node /dev/nvidia2 dev8/nvidia2
 EOF
 sed 's/"minor":[0-9]*,/"minor":null,/' x8.json >x8-nominor.json
 check_output 'minor unknown (null): the index taken for it, said so' '
@@ -203,7 +203,7 @@ check_output 'minor absent: the same' '
 EOF
 { gpu 0 0 "$U"; gpu 1 9 GPU-ef3dd380-5942-addc-6b66-8cd55589cd50; } >gone.json
 check_output 'a minor with no /dev node: named, left out, the other GPU passed' '
-	spec -m env -g gone.json spec gpu-0,gpu-1 2>gone.err | tee gone.spec | summary | grep -E "device-nodes|  node" && cat gone.err && there <gone.spec' <<'EOF'
+	spec -m env -g gone.json spec gpu-0,gpu-9 2>gone.err | tee gone.spec | summary | grep -E "device-nodes|  node" && cat gone.err && there <gone.spec' <<'EOF'
 annotation canhazgpu.dev/device-nodes=some: dev/nvidia9 does not exist on this node, so no device node is passed for that GPU; the devices are named by CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES only
   node /dev/nvidia0 dev/nvidia0
 dra-plugin: some: dev/nvidia9 does not exist on this node, so no device node is passed for that GPU; the devices are named by CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES only
@@ -256,4 +256,26 @@ exit 2
 exit 2
 exit 2
 EOF
+# --- the plugin in a container that sees the host's / at host/
+mkdir host
+cp -a dev proc host/ && cp -a root/. host/
+check_output '-H: the files found under the host root, named in the spec as the host names them' '
+	dra-plugin -H "$PWD/host" -g h200.json spec gpu-0 2>/dev/null |
+		jq -r "[(.containerEdits, .devices[].containerEdits) | (.deviceNodes // [])[], (.mounts // [])[] | .hostPath] | .[]"' <<'EOF'
+/dev/nvidiactl
+/dev/nvidia-uvm
+/dev/nvidia-uvm-tools
+/usr/local/nvidia/lib64/libcuda.so.580.159.04
+/usr/local/nvidia/lib64/libnvidia-ml.so.580.159.04
+/usr/lib/x86_64-linux-gnu/libnvidia-gpucomp.so.580.159.04
+/usr/local/nvidia/lib64/libnvidia-allocator.so.580.159.04
+/usr/local/nvidia/lib64/libnvidia-nvvm.so.580.159.04
+/usr/bin/nvidia-smi
+/usr/bin/nvidia-debugdump
+/run/nvidia-persistenced/socket
+/lib/firmware/nvidia/580.159.04/gsp_ga10x.bin
+/lib/firmware/nvidia/580.159.04/gsp_tu10x.bin
+/dev/nvidia0
+EOF
+
 done_testing

@@ -83,7 +83,8 @@ static const char usage_text[] =
 	"usage: dra-plugin [-d driver] [-N node] [-k dir] [-C dir] [-D dir] "
 	"[-r redis]\n"
 	"                  [-g file] [-L seconds] [-E seconds] [-R file]\n"
-	"                  [-m full|env] [-T root] [-p dir] [-X hook] [-u uid]\n"
+	"                  [-m full|env] [-H dir] [-T root] [-p dir] [-X hook]\n"
+	"                  [-u uid]\n"
 	"                  [--kubeconfig file] [--context name]\n"
 	"                  serve | - | spec device[,device]...\n";
 static const char help_text[] =
@@ -112,6 +113,9 @@ static const char help_text[] =
 	"default)\n"
 	"                 or env (nodes and env: the node's runtime is "
 	"NVIDIA's)\n"
+	"  -H dir         where this plugin sees the host's / (a container's\n"
+	"                 mount of it): -T, -D and -p default to under it, and\n"
+	"                 specs name host paths as the host does\n"
 	"  -T root        the driver root its files are found under (default /)\n"
 	"  -p dir         the driver's proc directory (default /proc)\n"
 	"  -X hook        nvidia-cdi-hook (default: looked for under the root)\n"
@@ -125,7 +129,7 @@ static struct {
 	const char *driver, *node, *kdir, *cdi_dir, *devdir, *redis, *gpus;
 	const char *kubeconfig, *context;
 	const char *ready;
-	const char *root, *procroot, *hook, *uid;
+	const char *hostroot, *root, *procroot, *hook, *uid;
 	double lockwait, every;
 	int serve, spec, mode, any_node;
 	char **devices; /* spec's operands */
@@ -133,9 +137,6 @@ static struct {
 	.driver = DRIVER,
 	.kdir = "/var/lib/kubelet",
 	.cdi_dir = "/var/run/cdi",
-	.devdir = "/dev",
-	.root = "/",
-	.procroot = "/proc",
 	.uid = "offline",
 	.mode = CDI_FULL,
 	.lockwait = 15,
@@ -188,6 +189,27 @@ seconds(int opt, const char *s, double min)
 	return v;
 }
 
+/* under_host_root: with -H, the driver root, /dev and /proc not named
+ * otherwise are those under the host root. */
+static void
+under_host_root(void)
+{
+	static char dev[PATH_MAX], proc[PATH_MAX];
+	const char *h = O.hostroot && strcmp(O.hostroot, "/") ? O.hostroot
+							      : NULL;
+
+	if (!O.root)
+		O.root = h ? h : "/";
+	if (!O.devdir) {
+		snprintf(dev, sizeof dev, "%s/dev", h ? h : "");
+		O.devdir = dev;
+	}
+	if (!O.procroot) {
+		snprintf(proc, sizeof proc, "%s/proc", h ? h : "");
+		O.procroot = proc;
+	}
+}
+
 static void
 parse(int argc, char **argv)
 {
@@ -199,13 +221,15 @@ parse(int argc, char **argv)
 		{"proc-root", required_argument, NULL, 'p'},
 		{"cdi-mode", required_argument, NULL, 'm'},
 		{"cdi-hook", required_argument, NULL, 'X'},
+		{"host-root", required_argument, NULL, 'H'},
 		{NULL, 0, NULL, 0},
 	};
 	static char host[HOST_NAME_MAX + 1];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:N:k:C:D:r:g:L:E:R:m:T:p:X:u:hV",
-			longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv,
+			"d:N:k:C:D:r:g:L:E:R:m:H:T:p:X:u:hV", longs, NULL)) !=
+		-1) {
 		switch (c) {
 		case 'd': O.driver = optarg; break;
 		case 'N': O.node = optarg; break;
@@ -217,6 +241,7 @@ parse(int argc, char **argv)
 		case 'L': O.lockwait = seconds(c, optarg, 0); break;
 		case 'E': O.every = seconds(c, optarg, 1); break;
 		case 'R': O.ready = optarg; break;
+		case 'H': O.hostroot = optarg; break;
 		case 'T': O.root = optarg; break;
 		case 'p': O.procroot = optarg; break;
 		case 'X': O.hook = optarg; break;
@@ -239,6 +264,7 @@ parse(int argc, char **argv)
 		default: usage();
 		}
 	}
+	under_host_root();
 	if (optind < argc && strcmp(argv[optind], "spec") == 0) {
 		O.spec = 1;
 		O.devices = argv + optind + 1;
@@ -693,6 +719,7 @@ main(int argc, char **argv)
 	dra_init(&D);
 	D.driver = O.driver;
 	D.node = O.node;
+	D.cdi.hostroot = O.hostroot;
 	D.cdi.devdir = O.devdir;
 	D.cdi.procroot = O.procroot;
 	D.cdi.root = O.root;
