@@ -121,8 +121,8 @@ rmi() {
 }
 cleanup() {
 	stop_loop
-	k delete cacheplans.canhazgpu.dev default --ignore-not-found >/dev/null 2>&1
-	k delete nodecachestatuses.canhazgpu.dev "$HOST" --ignore-not-found >/dev/null 2>&1
+	deleted 60 "the cache plan" cacheplans.canhazgpu.dev default
+	deleted 60 "the node's cache status" nodecachestatuses.canhazgpu.dev "$HOST"
 	k delete secret -n "$SYS" t9740-regcred hf-token --ignore-not-found >/dev/null 2>&1
 	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
 	rmi

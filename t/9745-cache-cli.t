@@ -12,11 +12,9 @@ k() { k8shazgpu-sim kubectl "$@"; }
 # The plan and statuses are cluster-wide objects: what a run (this or an
 # earlier one) made goes, and is waited for until gone.
 cleanup() {
-	k delete cacheplans.canhazgpu.dev default --ignore-not-found >/dev/null 2>&1
-	k delete nodecachestatuses.canhazgpu.dev t9745-a t9745-b --ignore-not-found >/dev/null 2>&1
-	k delete nodes t9745-a t9745-b --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 60 "the cache plan" k get cacheplans.canhazgpu.dev -o name --ignore-not-found default &&
-		gone 60 "the test's nodes" k get nodes -o name --ignore-not-found t9745-a t9745-b
+	deleted 60 "the cache plan" cacheplans.canhazgpu.dev default &&
+		deleted 60 "the test's statuses" nodecachestatuses.canhazgpu.dev t9745-a t9745-b &&
+		deleted 60 "the test's nodes" nodes t9745-a t9745-b
 }
 spec() { k get cacheplans.canhazgpu.dev default -o json | jq -c .spec; }
 annotations() { k get cacheplans.canhazgpu.dev default -o json | jq -c '.metadata.annotations // {}'; }

@@ -121,10 +121,28 @@ gone() {
 	gone_s=$1 gone_what=$2
 	shift 2
 	eventually "$gone_s" prints_nothing "$@" && return 0
-	echo "$T_NAME: $gone_what not gone after $gone_s s" >&2
+	echo "$T_NAME: $gone_what not gone after $gone_s s; last seen: $(printf '%s' "$gone_last" | head -n 3 | tr '\n' ' ')" >&2
 	return 1
 }
-prints_nothing() { out=$("$@") && [ -z "$out" ]; }
+# prints_nothing CMD...: CMD succeeds and prints nothing; what it printed
+# (its errors too) is kept in $gone_last for the message of gone.
+gone_last=
+prints_nothing() { gone_last=$("$@" 2>&1) && [ -z "$gone_last" ]; }
+
+# deleted SECONDS WHAT ARGS...: delete the objects kubectl ARGS name (ones
+# not found are no error) and wait until none is listed, deleting again
+# each time: a delete answered "not found" while the API server sets a
+# CRD's storage up again (after the CRD was applied) leaves the object
+# there, and only a later delete removes it.
+deleted() {
+	del_s=$1 del_what=$2
+	shift 2
+	gone "$del_s" "$del_what" delete_listed "$@"
+}
+delete_listed() {
+	k8shazgpu-sim kubectl delete "$@" --ignore-not-found --wait=false >/dev/null 2>&1
+	k8shazgpu-sim kubectl get "$@" -o name --ignore-not-found
+}
 
 # ctl_running prints the processes still running (a zombie has ended) of
 # the process groups listed in $SCRATCH/ctl.pids, one a line.
