@@ -219,8 +219,10 @@ EOF
 
 # ---- the loop: facts read once, again when they can have changed ----
 
-# An nvidia-smi that logs its calls: the H200's CSV, its driver version
-# $NEW_DRIVER from the CSV call number $CHANGE_AT on; -q -x prints $XML.
+# An nvidia-smi that logs its calls: $CSV (default the H200's), its
+# driver version $NEW_DRIVER from the CSV call number $CHANGE_AT on; -L
+# prints $LIST, $LIST2 from the -L call number $LIST_AT on; -q -x prints
+# $XML.
 cat >smi <<'EOF'
 #!/bin/sh
 echo "$*" >>smi.log
@@ -228,11 +230,13 @@ case $1 in
 --query-gpu=*)
 	n=$(grep -c '^--query-gpu' smi.log)
 	if [ "$n" -ge "${CHANGE_AT:-99}" ]; then
-		sed "s/580\.159\.04/$NEW_DRIVER/" h200.csv
+		sed "s/580\.159\.04/$NEW_DRIVER/" "${CSV:-h200.csv}"
 	else
-		cat h200.csv
+		cat "${CSV:-h200.csv}"
 	fi ;;
--L) cat h200.list ;;
+-L)
+	n=$(grep -c '^-L' smi.log)
+	if [ "$n" -ge "${LIST_AT:-99}" ]; then cat "$LIST2"; else cat "$LIST"; fi ;;
 -q) cat "$XML" ;;
 esac
 EOF
@@ -282,6 +286,25 @@ flush null null
 call: -q -x
 gpu-probe: nvidia-smi -q -x:86:6: not nvidia-smi -q -x output: unclosed token
 gpu-probe: nvidia-smi -q -x failed: minor numbers from h200-root/proc/driver/nvidia, cuda_version null; not called again before the driver version changes
+EOF
+
+grep -v 'Device  3' h200-mig.list >h200-mig-3.list
+check_output 'loop: a new MIG layout in -L, -q -x again' '
+	rm -f smi.log
+	CSV=h200-mig.csv LIST=h200-mig.list LIST2=h200-mig-3.list LIST_AT=3 XML=h200-mig.xml \
+		gpu-probe -N node1 -q -i 1 -s ./smi 2>/dev/null |
+		awk "{ n++ } /\"flush\"/ { print n - 1 \" records\"; n = 0; if (++f == 4) exit }"
+	awk "/^--query-gpu/ && ++q == 5 { exit } !/^--query-gpu/" smi.log' <<'EOF'
+20 records
+20 records
+16 records
+16 records
+-L
+-q -x
+-L
+-L
+-q -x
+-L
 EOF
 
 done_testing
