@@ -307,4 +307,10 @@ check_output 'loop: a new MIG layout in -L, -q -x again' '
 -L
 EOF
 
+check_output '-F: no facts, and no -q -x call' \
+	'rm -f smi.log; XML=h200.xml gpu-probe -N node1 -F -s ./smi $H200_ROOTS | jq -c "[.minor, .cuda_version, .pcie_root, .brand]"; wc -l <smi.log' <<'EOF'
+[null,null,null,null]
+1
+EOF
+
 done_testing

@@ -1,6 +1,6 @@
 /* gpu-probe: discover the node's GPUs and MIG devices, with health.
  *
- * usage: gpu-probe [-pq] [-c config] [-H name=value] [-N node]
+ * usage: gpu-probe [-Fpq] [-c config] [-H name=value] [-N node]
  *                  [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]
  *                  [-R procroot] [-Y sysroot]
  *                  [-r csvfile [-m listfile] [-a appsfile] [-x xmlfile] |
@@ -28,7 +28,8 @@
  * probe and again only when the driver version, the set of GPU UUIDs or
  * the -L output changes; a failed -q -x is warned and not called again
  * before the driver version changes. The CUDA version comes from -q -x
- * alone: null when it failed.
+ * alone: null when it failed. -F reads no facts at all (no -q -x call):
+ * for one-shot callers that need only the readings, as canhazgpu's.
  *
  * With -p (or -a), a `process` record follows per compute process: its
  * GPU's index and UUID, pid, name, memory, and its owner from
@@ -73,7 +74,7 @@
 #include "yaml.h"
 
 #define USAGE                                                                       \
-	"usage: gpu-probe [-pq] [-c config] [-H name=value] [-N node]\n"            \
+	"usage: gpu-probe [-Fpq] [-c config] [-H name=value] [-N node]\n"           \
 	"                 [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]\n"    \
 	"                 [-R procroot] [-Y sysroot]\n"                             \
 	"                 [-r csvfile [-m listfile] [-a appsfile] [-x xmlfile] |\n" \
@@ -86,7 +87,7 @@ struct opts {
 	const char *xml, *procroot, *sysroot;
 	const char *topo_node;
 	const char *sets[MAX_SETS]; /* -H name=value, applied after -c */
-	int nsets, timeout, quiet, interval, procs;
+	int nsets, timeout, quiet, interval, procs, no_facts;
 	const char *textfile;
 	struct health_limits limits;
 };
@@ -110,6 +111,7 @@ help(void)
 {
 	fputs(USAGE, stdout);
 	puts("  -c FILE     health thresholds from a JSON or YAML map\n"
+	     "  -F          no stable facts: no -q -x call, no /proc or /sys\n"
 	     "  -H N=V      set threshold N (temp_warn, temp_unhealthy,\n"
 	     "              power_warn_pct, power_unhealthy_pct, ecc_warn,\n"
 	     "              ecc_unhealthy, mem_warn_pct, mem_unhealthy_pct,\n"
@@ -489,7 +491,8 @@ live(const struct opts *o, struct smi_inv *inv)
 		!run_parse(o, apps, smi_parse_apps, inv, apps_src(o), &st3,
 			NULL))
 		return st3;
-	live_facts(o, inv, list_hash);
+	if (!o->no_facts)
+		live_facts(o, inv, list_hash);
 	return st3 != HAZ_OK ? st3 : st2 != HAZ_OK ? st2 : st;
 }
 
@@ -596,7 +599,8 @@ replay(const struct opts *o, struct smi_inv *inv)
 			o->replay);
 	if (o->list && replay_one(o->list, smi_parse_list, inv, &list_hash) < 0)
 		return HAZ_FAIL;
-	replay_facts(o, inv, list_hash);
+	if (!o->no_facts)
+		replay_facts(o, inv, list_hash);
 	if (o->apps && replay_one(o->apps, smi_parse_apps, inv, NULL) < 0)
 		return HAZ_FAIL;
 	return HAZ_OK;
@@ -724,11 +728,12 @@ parse_opts(struct opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof *o);
 	o->timeout = 10;
-	while ((c = getopt(argc, argv, "a:c:H:hi:m:N:n:pP:qR:r:s:T:t:Vx:Y:")) !=
-		-1) {
+	while ((c = getopt(argc, argv,
+			"a:c:FH:hi:m:N:n:pP:qR:r:s:T:t:Vx:Y:")) != -1) {
 		switch (c) {
 		case 'a': o->apps = optarg; break;
 		case 'c': o->config = optarg; break;
+		case 'F': o->no_facts = 1; break;
 		case 'H':
 			if (o->nsets == MAX_SETS)
 				err_die(HAZ_USAGE, "-H: more than %d",
