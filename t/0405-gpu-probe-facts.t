@@ -55,6 +55,18 @@ GPUNode
 ResourceSlice
 EOF
 
+check_output 'claim-make checks the new keys; records without them (old captures) stay valid' \
+	"printf '%s\\n' '{\"kind\":\"gpu\",\"node\":\"n\",\"index\":0,\"minor\":-1,\"health\":\"ok\"}' \
+		'{\"kind\":\"gpu\",\"node\":\"n\",\"index\":1,\"numa_node\":\"0\",\"health\":\"ok\"}' \
+		'{\"kind\":\"gpu\",\"node\":\"n\",\"index\":2,\"machine\":7,\"health\":\"ok\"}' \
+		'{\"kind\":\"gpu\",\"node\":\"n\",\"index\":3,\"health\":\"ok\"}' |
+	claim-make 2>&1 >/dev/null; echo \"exit \$?\"" <<'EOF'
+claim-make: <stdin>:1: gpu: field "minor" must be an integer from 0 to 2147483647, not -1
+claim-make: <stdin>:2: gpu: field "numa_node" must be an integer from 0 to 2147483647, not "0"
+claim-make: <stdin>:3: gpu: field "machine" must be a string, not 7
+exit 1
+EOF
+
 # ---- 8 GPUs whose minors are not their indexes ----
 
 # sysfs as the kernel lays it out: two root complexes, one per NUMA node;
