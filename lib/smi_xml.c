@@ -224,14 +224,16 @@ keep_string(char **slot, const char *v)
 static void
 end_leaf(struct state *s)
 {
-	char *v, shown[64];
+	char *v, shown[64], too_long[32];
 	const char *bad;
 	int n = -1;
 
 	s->text[s->tlen] = '\0';
 	v = smi_trim(s->text);
 	if (s->too_long || strlen(v) > SX_MAX_TEXT) {
-		bad = "longer than 64 bytes";
+		snprintf(too_long, sizeof too_long, "longer than %d bytes",
+			SX_MAX_TEXT);
+		bad = too_long;
 	} else if (unavailable(v)) {
 		return;
 	} else if ((bad = smi_not_text(v, strlen(v))) || strchr(v, '\t')) {
