@@ -40,7 +40,7 @@ claim-make_PKGS = jansson libcurl yaml-0.1
 cert-make_PKGS = jansson libcurl yaml-0.1 zlib
 yaml2json_PKGS = jansson yaml-0.1
 stat-serve_PKGS = libmicrohttpd
-gpu-probe_PKGS = jansson yaml-0.1
+gpu-probe_PKGS = jansson yaml-0.1 expat
 gpu-reserve_PKGS = jansson hiredis
 webhook-patch_PKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib
 sched-pick_PKGS = jansson
@@ -57,7 +57,7 @@ UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:lib/%.c=$(B)/lib/%.o)
 ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib hiredis libnghttp2 \
-	libprotobuf-c libgit2
+	libprotobuf-c libgit2 expat
 
 # proto/NAME.proto: the kubelet's gRPC messages, compiled by protoc-c into
 # $(B)/gen/NAME.pb-c.[ch] (never checked in, never formatted); their

@@ -1,4 +1,5 @@
 /* topo: topology loading, validation and expansion (see topo.h). */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -218,6 +219,38 @@ by_gpu(const struct at *at, const json_t *spec, long gpus)
 	return bad;
 }
 
+/* minors checks that minors, when present, lists a distinct minor number
+ * (0..2147483647) for each of the gpus GPUs. Returns the number of
+ * problems. */
+static int
+minors(const struct at *at, const json_t *spec, long gpus)
+{
+	const json_t *m = json_object_get(spec, "minors"), *v, *w;
+	size_t i, j;
+
+	if (!m || json_is_null(m))
+		return 0;
+	if (!json_is_array(m) || (long)json_array_size(m) != gpus)
+		return complain(at,
+			"minors must list one minor number per GPU (%ld)",
+			gpus);
+	json_array_foreach(m, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			json_integer_value(v) > INT_MAX)
+			return complain(at,
+				"minors: %zu: not a whole number from 0 to "
+				"2147483647",
+				i);
+		for (j = 0; j < i; j++) {
+			w = json_array_get(m, j);
+			if (json_integer_value(w) == json_integer_value(v))
+				return complain(at, "minors: %zu: %lld twice",
+					i, (long long)json_integer_value(v));
+		}
+	}
+	return 0;
+}
+
 /* valid_name tells whether s is a lowercase DNS label, or such labels
  * joined by dots (a node may be named "k8s.gpu", as seeds/003's virtual
  * node is), short enough to take a count suffix and to name ResourceSlices. */
@@ -249,7 +282,7 @@ check_entry(struct at *at, const json_t *spec, long *count, long *gpus,
 	bad = numbers(at, spec, count, gpus, mem) + strings(at, spec);
 	if (bad)
 		return bad;
-	bad = by_gpu(at, spec, *gpus);
+	bad = by_gpu(at, spec, *gpus) + minors(at, spec, *gpus);
 	for (at->gpu = 0; at->gpu < *gpus; at->gpu++)
 		bad += layout(at, gpu_mig(spec, at->gpu), *mem);
 	at->gpu = -1;
@@ -294,6 +327,13 @@ add_node(struct topo *t, char *name, json_t *spec, int gpus, long mem)
 	n->gpus = ecalloc((size_t)gpus, sizeof *n->gpus);
 	for (i = 0; i < gpus; i++) {
 		n->gpus[i].index = i;
+		n->gpus[i].minor = json_is_array(
+					   json_object_get(spec, "minors"))
+			? (int)json_integer_value(
+				  json_array_get(json_object_get(spec,
+							 "minors"),
+					  (size_t)i))
+			: i;
 		n->gpus[i].mig = gpu_mig(spec, i);
 		if (json_array_size(n->gpus[i].mig) == 0)
 			n->gpus[i].mig = NULL;

@@ -13,6 +13,8 @@
  *     gpus: 4              GPUs per node (default 0)
  *     mig: [1g.10gb, ...]  MIG devices of every GPU (default none)
  *     migByGPU: {"0": [7g.80gb]}   per-GPU override of mig
+ *     minors: [2, 3, 0, 1] optional: GPU i's minor number (/dev/nvidiaN);
+ *                          default: its index
  *
  * Whole numbers (count, gpus, memoryMiB) may also be written as strings
  * of digits. Defaults merge recursively, so node labels add to default
@@ -38,6 +40,7 @@
 
 struct topo_gpu {
 	int index;
+	int minor;   /* minors[index], else the index */
 	json_t *mig; /* borrowed: array of profile names, or NULL for none */
 };
 

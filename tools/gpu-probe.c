@@ -1,8 +1,9 @@
 /* gpu-probe: discover the node's GPUs and MIG devices, with health.
  *
- * usage: gpu-probe [-pq] [-c config] [-H name=value] [-N node]
+ * usage: gpu-probe [-Fpq] [-c config] [-H name=value] [-N node]
  *                  [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]
- *                  [-r csvfile [-m listfile] [-a appsfile] |
+ *                  [-R procroot] [-Y sysroot]
+ *                  [-r csvfile [-m listfile] [-a appsfile] [-x xmlfile] |
  *                   -t topology [-n node]]
  *
  * Writes one `gpu` record (NDJSON) per whole GPU and per MIG device, from
@@ -17,6 +18,18 @@
  *   replay (-r)     the captured output of those commands.
  *   topology (-t)   what node -n (default: every node) of a simulated
  *                   topology has: deterministic UUIDs, idle readings.
+ *
+ * Stable facts (gpufacts.h) complete the records: minor numbers, CUDA
+ * version, brand, addressing mode and MIG instance ids from one
+ * `nvidia-smi -q -x` (replay: -x FILE), the PCIe root, NUMA node and
+ * machine name from sysfs (-Y, default /sys; replay: only when given),
+ * minor numbers from /proc/driver/nvidia (-R, default /proc; replay:
+ * only when given) when -q -x cannot say. They are read on the first
+ * probe and again only when the driver version, the set of GPU UUIDs or
+ * the -L output changes; a failed -q -x is warned and not called again
+ * before the driver version changes. The CUDA version comes from -q -x
+ * alone: null when it failed. -F reads no facts at all (no -q -x call):
+ * for one-shot callers that need only the readings, as canhazgpu's.
  *
  * With -p (or -a), a `process` record follows per compute process: its
  * GPU's index and UUID, pid, name, memory, and its owner from
@@ -49,6 +62,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "gpufacts.h"
 #include "health.h"
 #include "mig.h"
 #include "nd.h"
@@ -59,19 +73,21 @@
 #include "topo.h"
 #include "yaml.h"
 
-#define USAGE                                                                    \
-	"usage: gpu-probe [-pq] [-c config] [-H name=value] [-N node]\n"         \
-	"                 [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]\n" \
-	"                 [-r csvfile [-m listfile] [-a appsfile] |\n"           \
+#define USAGE                                                                       \
+	"usage: gpu-probe [-Fpq] [-c config] [-H name=value] [-N node]\n"           \
+	"                 [-s nvidia-smi] [-T seconds] [-i seconds] [-P file]\n"    \
+	"                 [-R procroot] [-Y sysroot]\n"                             \
+	"                 [-r csvfile [-m listfile] [-a appsfile] [-x xmlfile] |\n" \
 	"                  -t topology [-n node]]\n"
 
 enum { MAX_OUTPUT = 16 << 20, MAX_SETS = 32 };
 
 struct opts {
 	const char *node, *config, *smi, *replay, *list, *apps, *topo;
+	const char *xml, *procroot, *sysroot;
 	const char *topo_node;
 	const char *sets[MAX_SETS]; /* -H name=value, applied after -c */
-	int nsets, timeout, quiet, interval, procs;
+	int nsets, timeout, quiet, interval, procs, no_facts;
 	const char *textfile;
 	struct health_limits limits;
 };
@@ -80,29 +96,40 @@ struct opts {
 static json_t *batch;
 
 /* The order of every record's keys. */
-static const char *const record_keys[] = {"kind", "node", "index", "uuid",
-	"name", "product", "memory_mib", "memory_used_mib", "util_pct",
-	"temp_c", "power_w", "power_limit_w", "ecc_errors", "driver_version",
-	"cuda_version", "compute_cap", "pci_bus_id", "mig_enabled", "mig",
-	"health", "health_reasons"};
+static const char *const record_keys[] = {"kind", "node", "index", "minor",
+	"uuid", "name", "product", "brand", "memory_mib", "memory_used_mib",
+	"util_pct", "temp_c", "power_w", "power_limit_w", "ecc_errors",
+	"driver_version", "cuda_version", "compute_cap", "pci_bus_id",
+	"pcie_root", "numa_node", "addressing_mode", "machine", "mig_enabled",
+	"mig", "health", "health_reasons"};
+
+/* The stable facts, kept from probe to probe (gpufacts.h). */
+static struct gf_facts facts;
 
 static void
 help(void)
 {
 	fputs(USAGE, stdout);
 	puts("  -c FILE     health thresholds from a JSON or YAML map\n"
+	     "  -F          no stable facts: no -q -x call, no /proc or /sys\n"
 	     "  -H N=V      set threshold N (temp_warn, temp_unhealthy,\n"
 	     "              power_warn_pct, power_unhealthy_pct, ecc_warn,\n"
 	     "              ecc_unhealthy, mem_warn_pct, mem_unhealthy_pct,\n"
 	     "              util_warn_pct, util_unhealthy_pct) to V or off\n"
 	     "  -N NODE     node name for the records\n"
 	     "  -p          also a process record per compute process\n"
-	     "  -q          no warnings for values nvidia-smi cannot report\n"
+	     "  -q          no warnings for values nvidia-smi cannot report,\n"
+	     "              nor for stable facts that cannot be read\n"
 	     "  -s PATH     nvidia-smi to run\n"
 	     "  -T SECONDS  time limit per nvidia-smi call (default 10)\n"
 	     "  -r FILE     replay a captured --query-gpu CSV output\n"
 	     "  -m FILE     with -r: the captured nvidia-smi -L output\n"
 	     "  -a FILE     with -r: the captured compute-apps output (-p)\n"
+	     "  -x FILE     with -r: the captured nvidia-smi -q -x output\n"
+	     "  -R DIR      proc root for minor numbers when -q -x cannot say\n"
+	     "              (default /proc; replay: none unless given)\n"
+	     "  -Y DIR      sysfs root for PCIe root, NUMA node, machine\n"
+	     "              (default /sys; replay: none unless given)\n"
 	     "  -t FILE     simulate the nodes of a topology file\n"
 	     "  -n NODE     with -t: just this node\n"
 	     "  -i SECONDS  probe again every SECONDS, each good probe ending\n"
@@ -211,9 +238,17 @@ emit(json_t *rec, const struct health_limits *l, const json_t *faults)
 
 /* ---- nvidia-smi output ---- */
 
-/* smi_record returns the record (before health) of GPU g on node. */
+/* jstr_or_null returns s as a JSON string, NULL as null. */
 static json_t *
-smi_record(const char *node, const struct smi_gpu *g)
+jstr_or_null(const char *s)
+{
+	return s ? jstr(s) : json_null();
+}
+
+/* smi_record returns the record (before health) of GPU g on node, with
+ * its stable facts f (NULL when none are known). */
+static json_t *
+smi_record(const char *node, const struct smi_gpu *g, const struct gf_gpu *f)
 {
 	json_t *rec = skeleton(node);
 	size_t c;
@@ -222,7 +257,39 @@ smi_record(const char *node, const struct smi_gpu *g)
 		json_object_set(rec, smi_cols[c].key, g->val[c]);
 	json_object_set_new(rec, "product",
 		respell(json_string_value(g->val[SMI_NAME]), ' ', '-'));
+	json_object_set_new(rec, "cuda_version",
+		jstr_or_null(facts.cuda_version));
+	json_object_set_new(rec, "machine", jstr_or_null(facts.machine));
+	if (!f)
+		return rec;
+	if (f->minor >= 0)
+		json_object_set_new(rec, "minor", json_integer(f->minor));
+	json_object_set_new(rec, "brand", jstr_or_null(f->brand));
+	json_object_set_new(rec, "pcie_root",
+		jstr_or_null(f->pcie_root[0] ? f->pcie_root : NULL));
+	if (f->numa_node >= 0)
+		json_object_set_new(rec, "numa_node",
+			json_integer(f->numa_node));
+	json_object_set_new(rec, "addressing_mode",
+		jstr_or_null(f->addressing_mode));
 	return rec;
+}
+
+/* mig_ids gives MIG device m of a GPU with facts f its GPU and compute
+ * instance ids: from its UUID (old style), else from -q -x. */
+static void
+mig_ids(const struct smi_mig *m, const struct gf_gpu *f, int *gi, int *ci)
+{
+	size_t i;
+
+	*gi = m->gi;
+	*ci = m->ci;
+	for (i = 0; *gi < 0 && f && i < f->nmig; i++) {
+		if (f->migs[i].index == m->device) {
+			*gi = f->migs[i].gi;
+			*ci = f->migs[i].ci;
+		}
+	}
 }
 
 /* emit_inv writes the records of every GPU of inv and its MIG devices. */
@@ -231,18 +298,22 @@ emit_inv(const struct opts *o, const struct smi_inv *inv)
 {
 	const struct smi_gpu *g;
 	const struct smi_mig *m;
+	const struct gf_gpu *f;
 	json_t *rec, *faults;
 	size_t i, j;
+	int gi, ci;
 
 	for (i = 0; i < inv->ngpus; i++) {
 		g = &inv->gpus[i];
-		rec = smi_record(o->node, g);
+		f = gf_at(&facts, i, json_string_value(g->val[SMI_UUID]));
+		rec = smi_record(o->node, g, f);
 		faults = smi_faults(inv, g);
 		emit(json_incref(rec), &o->limits, faults);
 		for (j = 0; j < g->nmig; j++) {
 			m = &g->migs[j];
-			emit(mig_child(rec, m->profile, m->uuid, m->device,
-				     m->gi, m->ci),
+			mig_ids(m, f, &gi, &ci);
+			emit(mig_child(rec, m->profile, m->uuid, m->device, gi,
+				     ci),
 				&o->limits, faults);
 		}
 		json_decref(rec);
@@ -343,12 +414,12 @@ call(const struct opts *o, char **argv, struct proc_out *out, int mute_empty)
 typedef int parse_fn(struct smi_inv *, const char *, const char *, size_t);
 
 /* run_parse runs nvidia-smi with argv and parses its output, named src,
- * into inv with parse. Returns 1 when the call ran to the end (its
- * status, HAZ_OK or HAZ_FAIL, into *st), else 0 with the status to stop
- * with in *st. */
+ * into inv with parse; hash, unless NULL, gets the output's gf_hash.
+ * Returns 1 when the call ran to the end (its status, HAZ_OK or
+ * HAZ_FAIL, into *st), else 0 with the status to stop with in *st. */
 static int
 run_parse(const struct opts *o, char **argv, parse_fn *parse,
-	struct smi_inv *inv, const char *src, int *st)
+	struct smi_inv *inv, const char *src, int *st, uint64_t *hash)
 {
 	struct proc_out out;
 
@@ -356,8 +427,44 @@ run_parse(const struct opts *o, char **argv, parse_fn *parse,
 	if (!out.buf)
 		return 0;
 	parse(inv, src, out.buf, out.len);
+	if (hash)
+		*hash = gf_hash(out.buf, out.len);
 	proc_free(&out);
 	return 1;
+}
+
+/* live_facts reads the stable facts of inv anew when they can have
+ * changed (gpufacts.h): one nvidia-smi -q -x, unless it failed before
+ * for this driver version, then the kernel's files. A failed -q -x is
+ * warned and does not fail the probe. */
+static void
+live_facts(const struct opts *o, const struct smi_inv *inv, uint64_t list_hash)
+{
+	char *argv[] = {NULL, "-q", "-x", NULL};
+	struct gf_roots r = {o->procroot ? o->procroot : "/proc",
+		o->sysroot ? o->sysroot : "/sys", o->quiet};
+	struct proc_out out;
+	struct sx_doc x;
+	int ok = 0;
+
+	if (!gf_stale(&facts, inv, list_hash))
+		return;
+	if (inv->ngpus && gf_want_xml(&facts, inv)) {
+		if (call(o, argv, &out, 0) == HAZ_OK)
+			ok = sx_parse(&x, "nvidia-smi -q -x", out.buf,
+				     out.len) == 0;
+		proc_free(&out);
+		if (!ok)
+			err_warn("nvidia-smi -q -x failed: minor numbers from "
+				 "%s/driver/nvidia, cuda_version null; not "
+				 "called again before the driver version "
+				 "changes",
+				r.proc);
+	}
+	gf_build(&facts, inv, list_hash, ok ? &x : NULL, "nvidia-smi -q -x",
+		!ok, &r);
+	if (ok)
+		sx_free(&x);
 }
 
 /* live fills inv from nvidia-smi. Returns an exit status: HAZ_OK or
@@ -372,15 +479,20 @@ live(const struct opts *o, struct smi_inv *inv)
 	char *apps[] = {NULL, (char *)smi_apps_arg(), "--format=csv,noheader",
 		NULL};
 	int st, st2 = HAZ_OK, st3 = HAZ_OK;
+	uint64_t list_hash = 0;
 
-	if (!run_parse(o, query, smi_parse_csv, inv, "nvidia-smi", &st))
+	if (!run_parse(o, query, smi_parse_csv, inv, "nvidia-smi", &st, NULL))
 		return st;
 	if (smi_any_mig(inv) &&
-		!run_parse(o, list, smi_parse_list, inv, "nvidia-smi -L", &st2))
+		!run_parse(o, list, smi_parse_list, inv, "nvidia-smi -L", &st2,
+			&list_hash))
 		return st2;
 	if (o->procs &&
-		!run_parse(o, apps, smi_parse_apps, inv, apps_src(o), &st3))
+		!run_parse(o, apps, smi_parse_apps, inv, apps_src(o), &st3,
+			NULL))
 		return st3;
+	if (!o->no_facts)
+		live_facts(o, inv, list_hash);
 	return st3 != HAZ_OK ? st3 : st2 != HAZ_OK ? st2 : st;
 }
 
@@ -429,10 +541,12 @@ slurp(const char *path, char **buf, size_t *len)
 	return 0;
 }
 
-/* replay_one parses the capture at path into inv with parse. Returns 0,
- * or -1 when it cannot be read (said). */
+/* replay_one parses the capture at path into inv with parse; hash,
+ * unless NULL, gets its gf_hash. Returns 0, or -1 when it cannot be read
+ * (said). */
 static int
-replay_one(const char *path, parse_fn *parse, struct smi_inv *inv)
+replay_one(const char *path, parse_fn *parse, struct smi_inv *inv,
+	uint64_t *hash)
 {
 	char *buf;
 	size_t len;
@@ -440,23 +554,54 @@ replay_one(const char *path, parse_fn *parse, struct smi_inv *inv)
 	if (slurp(path, &buf, &len) < 0)
 		return -1;
 	parse(inv, strcmp(path, "-") ? path : "<stdin>", buf, len);
+	if (hash)
+		*hash = gf_hash(buf, len);
 	free(buf);
 	return 0;
+}
+
+/* replay_facts is live_facts for captures: the -q -x output from -x
+ * FILE, the kernel's files only under the roots given. */
+static void
+replay_facts(const struct opts *o, const struct smi_inv *inv,
+	uint64_t list_hash)
+{
+	struct gf_roots r = {o->procroot, o->sysroot, o->quiet};
+	const char *src;
+	struct sx_doc x;
+	char *buf;
+	size_t len;
+	int ok = 0;
+
+	if (!gf_stale(&facts, inv, list_hash))
+		return;
+	if (o->xml && slurp(o->xml, &buf, &len) == 0) {
+		src = strcmp(o->xml, "-") ? o->xml : "<stdin>";
+		ok = sx_parse(&x, src, buf, len) == 0;
+		free(buf);
+	}
+	gf_build(&facts, inv, list_hash, ok ? &x : NULL, o->xml, !ok, &r);
+	if (ok)
+		sx_free(&x);
 }
 
 /* replay fills inv from capture files. Returns an exit status. */
 static int
 replay(const struct opts *o, struct smi_inv *inv)
 {
-	if (replay_one(o->replay, smi_parse_csv, inv) < 0)
+	uint64_t list_hash = 0;
+
+	if (replay_one(o->replay, smi_parse_csv, inv, NULL) < 0)
 		return HAZ_FAIL;
 	if (!o->list && smi_any_mig(inv))
 		err_warn("%s: MIG is enabled but no -m list was given: "
 			 "no MIG devices reported",
 			o->replay);
-	if (o->list && replay_one(o->list, smi_parse_list, inv) < 0)
+	if (o->list && replay_one(o->list, smi_parse_list, inv, &list_hash) < 0)
 		return HAZ_FAIL;
-	if (o->apps && replay_one(o->apps, smi_parse_apps, inv) < 0)
+	if (!o->no_facts)
+		replay_facts(o, inv, list_hash);
+	if (o->apps && replay_one(o->apps, smi_parse_apps, inv, NULL) < 0)
 		return HAZ_FAIL;
 	return HAZ_OK;
 }
@@ -474,12 +619,11 @@ sim_gpu(const struct opts *o, const struct topo_node *n,
 
 	topo_uuid(uuid, "GPU", n->name, g->index, -1);
 	json_object_update_new(rec,
-		json_pack(
-			"{s:i, s:s, s:o, s:s?, s:o, s:i, s:i, s:i, s:i, s:s?, "
-			"s:s?, s:s?, s:b}",
-			"index", g->index, "uuid", uuid, "name",
-			respell(n->product, '-', ' '), "product", n->product,
-			"memory_mib",
+		json_pack("{s:i, s:i, s:s, s:o, s:s?, s:o, s:i, s:i, s:i, s:i, "
+			  "s:s?, s:s?, s:s?, s:b}",
+			"index", g->index, "minor", g->minor, "uuid", uuid,
+			"name", respell(n->product, '-', ' '), "product",
+			n->product, "memory_mib",
 			n->memory_mib ? json_integer(n->memory_mib)
 				      : json_null(),
 			"memory_used_mib", 0, "util_pct", 0, "temp_c", 30,
@@ -584,10 +728,12 @@ parse_opts(struct opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof *o);
 	o->timeout = 10;
-	while ((c = getopt(argc, argv, "a:c:H:hi:m:N:n:pP:qr:s:T:t:V")) != -1) {
+	while ((c = getopt(argc, argv,
+			"a:c:FH:hi:m:N:n:pP:qR:r:s:T:t:Vx:Y:")) != -1) {
 		switch (c) {
 		case 'a': o->apps = optarg; break;
 		case 'c': o->config = optarg; break;
+		case 'F': o->no_facts = 1; break;
 		case 'H':
 			if (o->nsets == MAX_SETS)
 				err_die(HAZ_USAGE, "-H: more than %d",
@@ -603,6 +749,9 @@ parse_opts(struct opts *o, int argc, char **argv)
 		case 'n': o->topo_node = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'r': o->replay = optarg; break;
+		case 'R': o->procroot = optarg; break;
+		case 'x': o->xml = optarg; break;
+		case 'Y': o->sysroot = optarg; break;
 		case 's': o->smi = optarg; break;
 		case 'T': o->timeout = seconds(optarg); break;
 		case 't': o->topo = optarg; break;
@@ -614,7 +763,9 @@ parse_opts(struct opts *o, int argc, char **argv)
 	}
 	if (optind != argc || (o->replay && o->topo) ||
 		(o->list && !o->replay) || (o->topo_node && !o->topo) ||
-		(o->apps && !o->replay) || (o->procs && (o->replay || o->topo)))
+		(o->apps && !o->replay) || (o->xml && !o->replay) ||
+		(o->procs && (o->replay || o->topo)) ||
+		(o->topo && (o->procroot || o->sysroot)))
 		usage();
 }
 
@@ -845,5 +996,6 @@ main(int argc, char **argv)
 	if (st == HAZ_OK && o.textfile)
 		st = write_textfile(o.textfile);
 	json_decref(batch);
+	gf_free(&facts);
 	return nd_finish(st);
 }
