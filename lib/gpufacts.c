@@ -83,7 +83,7 @@ dup_or_null(const char *s)
 
 /* Warnings already given in one gf_build: one per source and kind. */
 struct said {
-	int numa, root, info, missing;
+	int numa, root, class, info, missing;
 };
 
 /* sys_facts fills the sysfs facts of g, PCI device bus. */
@@ -105,6 +105,11 @@ sys_facts(struct gf_gpu *g, const char *bus, const struct gf_roots *r,
 		g->pcie_root[0] = '\0';
 		if (!said->root++ && !r->quiet)
 			err_warn("%s: pcie_root null", why);
+	}
+	if (np_pci_class(r->sys, bus, g->pci_class, why) < 0) {
+		g->pci_class[0] = '\0';
+		if (!said->class ++&&!r->quiet)
+			err_warn("%s: pci_class null", why);
 	}
 }
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nvproc.h"
 #include "smi.h"
 #include "smi_xml.h"
 
@@ -28,6 +29,7 @@ struct gf_gpu {
 	int minor;                     /* -1 when unknown */
 	char *brand, *addressing_mode; /* owned, NULL when unknown */
 	char pcie_root[32];            /* "" when unknown */
+	char pci_class[NP_CLASS_SIZE]; /* "" when unknown */
 	int numa_node;                 /* -1 when unknown or none */
 	struct sx_mig *migs;           /* owned: MIG devices of -q -x */
 	size_t nmig;

@@ -58,6 +58,7 @@ static const struct field gpu_fields[] = {
 	{"pci_bus_id", F_STRING, 0, 0},
 	{"pcie_root", F_ATTR, 0, 0},
 	{"numa_node", F_INT, 0, INT_MAX},
+	{"pci_class", F_ATTR, 0, 0},
 	{"addressing_mode", F_ATTR, 0, 0},
 	{"machine", F_STRING, 0, 0},
 	{"mig_enabled", F_BOOL, 0, 0},

@@ -243,6 +243,30 @@ np_numa_node(const char *sysroot, const char *bus, char *why)
 	return (int)n;
 }
 
+int
+np_pci_class(const char *sysroot, const char *bus, char *out, char *why)
+{
+	char *path = easprintf("%s/bus/pci/devices/%s/class", sysroot, bus);
+	char buf[64], *v;
+
+	if (read_small(path, buf, sizeof buf, why) < 0) {
+		free(path);
+		return -1;
+	}
+	v = smi_trim(buf);
+	v[strcspn(v, "\n")] = '\0';
+	if (strlen(v) != 8 || strncmp(v, "0x", 2) != 0 ||
+		strspn(v + 2, "0123456789abcdefABCDEF") != 6) {
+		snprintf(why, WHY_SIZE, "%s: \"%.20s\" is not a PCI class",
+			path, v);
+		free(path);
+		return -1;
+	}
+	snprintf(out, NP_CLASS_SIZE, "%s", v);
+	free(path);
+	return 0;
+}
+
 /* pcie_root_name: s is "pci" + a domain of 4 or more hex digits + ":" +
  * a bus of 2. */
 static int

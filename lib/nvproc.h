@@ -7,6 +7,9 @@
  *       `nvidia-smi -q -x` cannot say
  *   SYSROOT/bus/pci/devices/<bus>/numa_node
  *       the GPU's NUMA node (-1: none)
+ *   SYSROOT/bus/pci/devices/<bus>/class
+ *       the GPU's PCI class ("0x030200"): whether it is a 3D (compute) or
+ *       a VGA (graphics) controller
  *   SYSROOT/bus/pci/devices/<bus>, resolved
  *       its PCIe root complex: the "pci<domain>:<bus>" component of the
  *       real path, e.g. /sys/devices/pci0000:00/0000:00:06.0 gives
@@ -23,7 +26,12 @@
 
 #include <stddef.h>
 
-enum { NP_BUS_SIZE = 24, NP_UUID_SIZE = 80, NP_NAME_SIZE = 128 };
+enum {
+	NP_BUS_SIZE = 24,
+	NP_UUID_SIZE = 80,
+	NP_NAME_SIZE = 128,
+	NP_CLASS_SIZE = 16,
+};
 
 struct np_gpu {
 	char bus[NP_BUS_SIZE];   /* "Bus Location:", as sysfs spells it */
@@ -58,6 +66,12 @@ void np_free(struct np_info *info);
 /* np_numa_node reads the NUMA node of PCI device bus. Returns it (-1
  * when the kernel says none), or -2 with why (256 bytes) filled. */
 int np_numa_node(const char *sysroot, const char *bus, char *why);
+
+/* np_pci_class writes the PCI class of device bus, as sysfs prints it
+ * ("0x030200": a 3D controller, as data-centre GPUs are; "0x030000" a
+ * VGA one), into out (NP_CLASS_SIZE bytes). Returns 0, or -1 with why
+ * (256 bytes) filled. */
+int np_pci_class(const char *sysroot, const char *bus, char *out, char *why);
 
 /* np_pcie_root writes the PCIe root of PCI device bus into out (32
  * bytes). Returns 0, or -1 with why (256 bytes) filled. */

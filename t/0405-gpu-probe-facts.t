@@ -33,7 +33,7 @@ H200_ROOTS='-R h200-root/proc -Y h200-root/sys'
 
 check_output 'replay: the H200 with its -q -x and its /proc and sysfs' \
 	"probe -r h200.csv -m h200.list -x h200.xml $H200_ROOTS" <<'EOF'
-{"kind":"gpu","node":"node1","index":0,"minor":0,"uuid":"GPU-ef3dd380-5942-addc-6b66-8cd55589cd49","name":"NVIDIA H200","product":"NVIDIA-H200","brand":"NVIDIA","memory_mib":143771,"memory_used_mib":0,"util_pct":0,"temp_c":39,"power_w":82,"power_limit_w":700,"ecc_errors":0,"driver_version":"580.159.04","cuda_version":"13.0","compute_cap":"9.0","pci_bus_id":"00000000:00:06.0","pcie_root":"pci0000:00","numa_node":0,"addressing_mode":"None","machine":null,"mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
+{"kind":"gpu","node":"node1","index":0,"minor":0,"uuid":"GPU-ef3dd380-5942-addc-6b66-8cd55589cd49","name":"NVIDIA H200","product":"NVIDIA-H200","brand":"NVIDIA","memory_mib":143771,"memory_used_mib":0,"util_pct":0,"temp_c":39,"power_w":82,"power_limit_w":700,"ecc_errors":0,"driver_version":"580.159.04","cuda_version":"13.0","compute_cap":"9.0","pci_bus_id":"00000000:00:06.0","pcie_root":"pci0000:00","numa_node":0,"pci_class":"0x030200","addressing_mode":"None","machine":null,"mig_enabled":false,"mig":null,"health":"ok","health_reasons":[]}
 exit 0
 gpu-probe: h200-root/sys/class/dmi/id/product_name: No such file or directory: machine null
 EOF
@@ -77,20 +77,22 @@ for bus in 18 2a 3a 5d 9a ab ba db; do
 	if [ $i -lt 4 ]; then root=pci0000:00 node=0; else root=pci0000:80 node=1; fi
 	mkdir -p sys8/devices/$root/0000:$bus:00.0
 	echo $node >sys8/devices/$root/0000:$bus:00.0/numa_node
+	# a 3D controller, as data-centre GPUs are; the last a VGA one
+	if [ $i -lt 7 ]; then echo 0x030200; else echo 0x030000; fi >sys8/devices/$root/0000:$bus:00.0/class
 	ln -s ../../../devices/$root/0000:$bus:00.0 sys8/bus/pci/devices/0000:$bus:00.0
 	i=$((i + 1))
 done
 printf '  DGX H100 \n' >sys8/class/dmi/id/product_name
-check_output 'replay: 8 H100s, minors in probe order, not the index; PCIe roots and NUMA nodes; the machine trimmed' \
-	"pj '[.index, .minor, .pci_bus_id, .pcie_root, .numa_node, .addressing_mode, .cuda_version, .machine]' -r h100x8.csv -x h100x8.xml -Y sys8" <<'EOF'
-[0,2,"00000000:18:00.0","pci0000:00",0,null,"12.4","DGX H100"]
-[1,3,"00000000:2A:00.0","pci0000:00",0,null,"12.4","DGX H100"]
-[2,0,"00000000:3A:00.0","pci0000:00",0,null,"12.4","DGX H100"]
-[3,1,"00000000:5D:00.0","pci0000:00",0,null,"12.4","DGX H100"]
-[4,6,"00000000:9A:00.0","pci0000:80",1,null,"12.4","DGX H100"]
-[5,7,"00000000:AB:00.0","pci0000:80",1,null,"12.4","DGX H100"]
-[6,4,"00000000:BA:00.0","pci0000:80",1,null,"12.4","DGX H100"]
-[7,5,"00000000:DB:00.0","pci0000:80",1,null,"12.4","DGX H100"]
+check_output 'replay: 8 H100s, minors in probe order, not the index; PCIe roots, NUMA nodes and PCI classes; the machine trimmed' \
+	"pj '[.index, .minor, .pci_bus_id, .pcie_root, .numa_node, .pci_class, .addressing_mode, .cuda_version, .machine]' -r h100x8.csv -x h100x8.xml -Y sys8" <<'EOF'
+[0,2,"00000000:18:00.0","pci0000:00",0,"0x030200",null,"12.4","DGX H100"]
+[1,3,"00000000:2A:00.0","pci0000:00",0,"0x030200",null,"12.4","DGX H100"]
+[2,0,"00000000:3A:00.0","pci0000:00",0,"0x030200",null,"12.4","DGX H100"]
+[3,1,"00000000:5D:00.0","pci0000:00",0,"0x030200",null,"12.4","DGX H100"]
+[4,6,"00000000:9A:00.0","pci0000:80",1,"0x030200",null,"12.4","DGX H100"]
+[5,7,"00000000:AB:00.0","pci0000:80",1,"0x030200",null,"12.4","DGX H100"]
+[6,4,"00000000:BA:00.0","pci0000:80",1,"0x030200",null,"12.4","DGX H100"]
+[7,5,"00000000:DB:00.0","pci0000:80",1,"0x030000",null,"12.4","DGX H100"]
 exit 0
 EOF
 
@@ -106,6 +108,7 @@ exit 0
 gpu-probe: sys8/class/dmi/id/product_name: No such file or directory: machine null
 gpu-probe: sys8/bus/pci/devices/0000:2a:00.0/numa_node: No such file or directory: numa_node null
 gpu-probe: sys8/bus/pci/devices/0000:2a:00.0: No such file or directory: pcie_root null
+gpu-probe: sys8/bus/pci/devices/0000:2a:00.0/class: No such file or directory: pci_class null
 EOF
 
 # ---- MIG ----

@@ -100,8 +100,8 @@ static const char *const record_keys[] = {"kind", "node", "index", "minor",
 	"uuid", "name", "product", "brand", "memory_mib", "memory_used_mib",
 	"util_pct", "temp_c", "power_w", "power_limit_w", "ecc_errors",
 	"driver_version", "cuda_version", "compute_cap", "pci_bus_id",
-	"pcie_root", "numa_node", "addressing_mode", "machine", "mig_enabled",
-	"mig", "health", "health_reasons"};
+	"pcie_root", "numa_node", "pci_class", "addressing_mode", "machine",
+	"mig_enabled", "mig", "health", "health_reasons"};
 
 /* The stable facts, kept from probe to probe (gpufacts.h). */
 static struct gf_facts facts;
@@ -270,6 +270,8 @@ smi_record(const char *node, const struct smi_gpu *g, const struct gf_gpu *f)
 	if (f->numa_node >= 0)
 		json_object_set_new(rec, "numa_node",
 			json_integer(f->numa_node));
+	json_object_set_new(rec, "pci_class",
+		jstr_or_null(f->pci_class[0] ? f->pci_class : NULL));
 	json_object_set_new(rec, "addressing_mode",
 		jstr_or_null(f->addressing_mode));
 	return rec;
