@@ -31,7 +31,7 @@ cleanup || { echo "Bail out! t9310: what an earlier run left is not gone"; exit 
 trap 'cleanup || exit 1' EXIT
 trap 'exit 1' INT TERM
 
-yaml2json "$TOP/manifests/crds/gpunodes.yaml" | claim-make -a >/dev/null
+crd_apply "$TOP/manifests/crds/gpunodes.yaml"
 eventually 30 k get gpunodes.canhazgpu.dev &&
 	eventually 30 k get gpunodes.agentaflow.io || { echo "Bail out! the GPUNode CRDs are not served"; exit 1; }
 

@@ -44,7 +44,7 @@ EOF
 cleanup || { echo "Bail out! t9400: what an earlier run left is not gone"; exit 1; }
 trap 'cleanup || exit 1' EXIT
 trap 'exit 1' INT TERM
-yaml2json "$TOP/manifests/crds/gpuworkloads.yaml" | claim-make -a >/dev/null
+crd_apply "$TOP/manifests/crds/gpuworkloads.yaml"
 eventually 30 k get gpuworkloads -A
 k create namespace "$NS" >/dev/null
 k8shazgpu-sim nodes fleet.yaml | claim-make -a >/dev/null

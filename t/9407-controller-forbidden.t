@@ -19,7 +19,7 @@ cleanup() {
 cleanup || { echo "Bail out! t9407: what an earlier run left is not gone"; exit 1; }
 trap 'cleanup || exit 1' EXIT
 trap 'exit 1' INT TERM
-yaml2json "$TOP/manifests/crds/gpuworkloads.yaml" | claim-make -a >/dev/null
+crd_apply "$TOP/manifests/crds/gpuworkloads.yaml"
 k create namespace "$NS" >/dev/null &&
 	k create serviceaccount nobody -n "$NS" >/dev/null &&
 	k create clusterrole t9407 --verb=get,list,watch \

@@ -52,7 +52,7 @@ NODES="t9410-q t9410-t t9410-za t9410-zb t9410-r t9410-b-0 t9410-b-1 t9410-b-2"
 cleanup || { echo "Bail out! t9410: what an earlier run left is not gone"; exit 1; }
 trap 'cleanup || exit 1' EXIT
 trap 'exit 1' INT TERM
-yaml2json "$TOP/manifests/crds/gpuworkloads.yaml" | claim-make -a >/dev/null
+crd_apply "$TOP/manifests/crds/gpuworkloads.yaml"
 eventually 30 k get gpuworkloads -A
 k create namespace "$NS" >/dev/null
 k8shazgpu-sim nodes nodes.yaml | claim-make -a >/dev/null

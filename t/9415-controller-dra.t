@@ -33,7 +33,7 @@ sched-queue: -A claims: not extended or dra
 sched-queue: K8SHAZGPU_ALLOCATION=Dra: not extended or dra
 EOF
 
-yaml2json "$TOP/manifests/crds/gpuworkloads.yaml" | claim-make -a >/dev/null
+crd_apply "$TOP/manifests/crds/gpuworkloads.yaml"
 yaml2json "$TOP/manifests/deviceclasses.yaml" | claim-make -a >/dev/null
 eventually 30 k get gpuworkloads -A >/dev/null
 k create namespace "$NS" >/dev/null

@@ -51,7 +51,7 @@ cleanup || { echo "Bail out! t9600: what an earlier run left is not gone"; exit 
 start_redis
 trap 'cleanup || exit 1' EXIT
 trap 'exit 1' INT TERM
-yaml2json "$TOP/manifests/crds/gpuworkloads.yaml" | claim-make -a >/dev/null
+crd_apply "$TOP/manifests/crds/gpuworkloads.yaml"
 yaml2json "$TOP/manifests/deviceclasses.yaml" | claim-make -a >/dev/null
 k create namespace "$NS" >/dev/null
 k8shazgpu-sim nodes "$FIXTURES/ledger/t9600.yaml" | claim-make -a >/dev/null

@@ -104,8 +104,14 @@ HOME=$SCRATCH/home oci-push -q bb.oci "$AREG/t9740/bb:1" >/dev/null || { echo "B
 
 : >created
 for f in crds/cacheplans.yaml crds/nodecachestatuses.yaml namespace.yaml; do
+	case $f in crds/*)
+		# a CRD an earlier test deleted: gone first, or it vanishes under us
+		crd=$(yaml2json "$TOP/manifests/$f" | jq -r .metadata.name)
+		gone 120 "CRD $crd, being deleted," crd_deleting "$crd" || { echo "Bail out! CRD $crd still being deleted"; exit 1; }
+	esac
 	k get -f "$TOP/manifests/$f" -o name --ignore-not-found 2>/dev/null | sort >before
 	k apply -f "$TOP/manifests/$f" >/dev/null || { echo "Bail out! kubectl apply -f manifests/$f failed"; exit 1; }
+	case $f in crds/*) eventually 60 crd_established "$crd" || { echo "Bail out! CRD $crd not established"; exit 1; } ;; esac
 	k get -f "$TOP/manifests/$f" -o name | sort | comm -23 - before >>created
 done
 k create namespace "$NS" >/dev/null
@@ -129,6 +135,9 @@ cleanup() {
 	rm -rf "$CACHE"
 	k8shazgpu-sim start node-agent >/dev/null 2>&1
 	tac created | while read -r obj; do k delete "$obj" --ignore-not-found --wait=false >/dev/null 2>&1; done
+	# gone before the next test: a CRD still terminating would vanish under
+	# a test that applies it again
+	[ ! -s created ] || gone 120 "what t9740 created" k get $(cat created) --ignore-not-found -o name
 	kill $(cat "$SCRATCH/pids") 2>/dev/null
 }
 trap cleanup EXIT

@@ -20,7 +20,7 @@ spec() { k get cacheplans.canhazgpu.dev default -o json | jq -c .spec; }
 annotations() { k get cacheplans.canhazgpu.dev default -o json | jq -c '.metadata.annotations // {}'; }
 
 for f in cacheplans nodecachestatuses; do
-	yaml2json "$TOP/manifests/crds/$f.yaml" | claim-make -a >/dev/null || { echo "Bail out! t9745: $f.yaml not applied"; exit 1; }
+	crd_apply "$TOP/manifests/crds/$f.yaml" || { echo "Bail out! t9745: $f.yaml not applied"; exit 1; }
 done
 eventually 30 k get cacheplans.canhazgpu.dev
 eventually 30 k get nodecachestatuses.canhazgpu.dev

@@ -45,7 +45,7 @@ nodes:
 EOF
 yaml2json "$TOP/manifests/deviceclasses.yaml" | claim-make -a >/dev/null
 for f in cacheplans nodecachestatuses; do
-	yaml2json "$TOP/manifests/crds/$f.yaml" | claim-make -a >/dev/null || { echo "Bail out! t9750: $f.yaml not applied"; exit 1; }
+	crd_apply "$TOP/manifests/crds/$f.yaml" || { echo "Bail out! t9750: $f.yaml not applied"; exit 1; }
 done
 k create namespace "$NS" >/dev/null
 k8shazgpu-sim nodes topo.yaml | claim-make -a >/dev/null

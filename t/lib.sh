@@ -139,6 +139,23 @@ deleted() {
 	shift 2
 	gone "$del_s" "$del_what" delete_listed "$@"
 }
+# crd_apply FILE...: apply the CRDs of manifest files (claim-make -a) so
+# that they serve: a CRD another test deleted is first waited for until
+# gone (applied while it terminates, it would vanish under this test), and
+# each is then waited for until Established.
+crd_apply() {
+	for crd_f; do
+		crd_name=$(yaml2json "$crd_f" | jq -r 'select(.kind == "CustomResourceDefinition") | .metadata.name')
+		gone 120 "CRD $crd_name, being deleted," crd_deleting "$crd_name" &&
+			yaml2json "$crd_f" | claim-make -a >/dev/null &&
+			eventually 60 crd_established "$crd_name" || return 1
+	done
+}
+crd_deleting() { k8shazgpu-sim kubectl get crd "$1" --ignore-not-found -o jsonpath='{.metadata.deletionTimestamp}'; }
+crd_established() {
+	[ "$(k8shazgpu-sim kubectl get crd "$1" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" = True ]
+}
+
 delete_listed() {
 	k8shazgpu-sim kubectl delete "$@" --ignore-not-found --wait=false >/dev/null 2>&1
 	k8shazgpu-sim kubectl get "$@" -o name --ignore-not-found
