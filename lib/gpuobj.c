@@ -334,6 +334,24 @@ version_parts(const char *v, char part[3][10])
 	return n;
 }
 
+/* part_labels adds PREFIX.major, .minor and, with rev, PREFIX.<rev> from
+ * part. */
+static void
+part_labels(json_t *labels, const char *prefix, const char *rev,
+	char part[3][10])
+{
+	char key[128];
+
+	snprintf(key, sizeof key, "%s.major", prefix);
+	setstr(labels, key, part[0]);
+	snprintf(key, sizeof key, "%s.minor", prefix);
+	setstr(labels, key, part[1]);
+	if (rev) {
+		snprintf(key, sizeof key, "%s.%s", prefix, rev);
+		setstr(labels, key, part[2]);
+	}
+}
+
 /* version_labels adds PREFIX.major/.minor[/.revision]/.full for v, and
  * the deprecated OLD.major/.minor[/.rev] GPU feature discovery still
  * writes beside them (when old is not NULL), every part as printed. */
@@ -345,26 +363,11 @@ version_labels(json_t *labels, const char *prefix, const char *old,
 
 	if (!version_parts(v, part))
 		return;
-	snprintf(key, sizeof key, "%s.major", prefix);
-	setstr(labels, key, part[0]);
-	snprintf(key, sizeof key, "%s.minor", prefix);
-	setstr(labels, key, part[1]);
-	if (rev) {
-		snprintf(key, sizeof key, "%s.revision", prefix);
-		setstr(labels, key, part[2]);
-	}
+	part_labels(labels, prefix, rev ? "revision" : NULL, part);
 	snprintf(key, sizeof key, "%s.full", prefix);
 	label_from(labels, key, v);
-	if (!old)
-		return;
-	snprintf(key, sizeof key, "%s.major", old);
-	setstr(labels, key, part[0]);
-	snprintf(key, sizeof key, "%s.minor", old);
-	setstr(labels, key, part[1]);
-	if (rev) {
-		snprintf(key, sizeof key, "%s.rev", old);
-		setstr(labels, key, part[2]);
-	}
+	if (old)
+		part_labels(labels, old, rev ? "rev" : NULL, part);
 }
 
 /* gpu_mode names what the PCI class of a GPU says it is, as GPU feature

@@ -9,24 +9,6 @@
 
 cp -R "$FIXTURES"/gpu-probe/* . || exit 1
 
-# probe ARGS: the records, then "exit N", then the messages.
-probe() {
-	gpu-probe -N node1 "$@" 2>err
-	echo "exit $?"
-	cat err
-}
-
-# pj FILTER ARGS: probe, with the records through jq -c FILTER.
-pj() {
-	filter=$1
-	shift
-	gpu-probe -N node1 "$@" >records 2>err
-	st=$?
-	jq -c "$filter" records
-	echo "exit $st"
-	cat err
-}
-
 # A fake nvidia-smi: logs its arguments, prints $FAKE_CSV for --query-gpu,
 # $FAKE_LIST for -L, $FAKE_XML for -q -x (default: a document that
 # knows no GPU, so no facts, as replay without -x has none) and

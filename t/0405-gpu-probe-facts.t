@@ -9,24 +9,6 @@
 
 cp -R "$FIXTURES"/gpu-probe/* . || exit 1
 
-# probe ARGS: the records, then "exit N", then the messages.
-probe() {
-	gpu-probe -N node1 "$@" 2>err
-	echo "exit $?"
-	cat err
-}
-
-# pj FILTER ARGS: probe, with the records through jq -c FILTER.
-pj() {
-	filter=$1
-	shift
-	gpu-probe -N node1 "$@" >records 2>err
-	st=$?
-	jq -c "$filter" records
-	echo "exit $st"
-	cat err
-}
-
 H200_ROOTS='-R h200-root/proc -Y h200-root/sys'
 
 # ---- the real H200 ----

@@ -12,6 +12,11 @@
 #   start_redis / rcli ARGS...  a redis-server of this script's own; redis-cli on it
 #   ledger_keys                 every canhazgpu:* key on it and its value, sorted
 #   out CMD...                  CMD's stdout, then "exit N", then its stderr
+#   gone S WHAT CMD...          wait up to S seconds for CMD to print nothing
+#   deleted S WHAT ARGS...      kubectl delete ARGS until they are gone
+#   crd_apply FILE...           apply CRDs once no deletion of them is under
+#                               way, and wait until they are Established
+#   probe ARGS / pj FILTER ARGS gpu-probe's records (through jq), status, messages
 #
 # Each script runs in its own fresh scratch directory t/trash/<script>/.
 set -u
@@ -139,6 +144,25 @@ deleted() {
 	shift 2
 	gone "$del_s" "$del_what" delete_listed "$@"
 }
+# probe ARGS: gpu-probe's records of node node1, then "exit N", then its
+# messages (the gpu-probe tests).
+probe() {
+	gpu-probe -N node1 "$@" 2>err
+	echo "exit $?"
+	cat err
+}
+
+# pj FILTER ARGS: probe, with the records through jq -c FILTER.
+pj() {
+	filter=$1
+	shift
+	gpu-probe -N node1 "$@" >records 2>err
+	st=$?
+	jq -c "$filter" records
+	echo "exit $st"
+	cat err
+}
+
 # crd_apply FILE...: apply the CRDs of manifest files (claim-make -a) so
 # that they serve: a CRD another test deleted is first waited for until
 # gone (applied while it terminates, it would vanish under this test), and
