@@ -44,6 +44,9 @@ cleanup() {
 	tac created | while read -r f obj; do
 		k delete -n "$SYS" "$obj" --ignore-not-found --wait=false >/dev/null 2>&1
 	done
+	# all of it gone before the next test: a CRD still terminating would
+	# vanish under one that applies it again
+	[ ! -s created ] || gone 180 "what t9800 created" k get -n "$SYS" $(cut -d' ' -f2 created) --ignore-not-found -o name
 	# (each namespace it made: canhazgpu-system may have been there before)
 	grep ' namespace/' created | while read -r f obj; do
 		gone 180 "$obj" k get "$obj" --ignore-not-found -o name ||
