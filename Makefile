@@ -211,7 +211,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)
 	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)
-	install -m 755 $(wildcard scripts/k8shazgpu*) $(DESTDIR)$(BINDIR)
+	install -m 755 $(wildcard scripts/k8shazgpu*) scripts/gpu-check $(DESTDIR)$(BINDIR)
 	install -d $(DESTDIR)$(LIBEXECDIR)
 	install -m 755 scripts/sim-build scripts/sim-node scripts/sim-install \
 		scripts/node-build scripts/oci-image scripts/free-port $(DESTDIR)$(LIBEXECDIR)
