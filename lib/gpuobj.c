@@ -10,6 +10,7 @@
 #include "gpuobj.h"
 #include "kname.h"
 #include "mig.h"
+#include "nvproc.h"
 #include "quantity.h"
 
 /* ---- small accessors ------------------------------------------------- */
@@ -779,27 +780,15 @@ gobj_device_name(const json_t *g, char *buf)
 	return buf;
 }
 
-/* pci_bus_id writes nvidia-smi's bus id ("00000000:00:06.0") in the form
- * of the standard resource.kubernetes.io/pciBusID attribute, the Linux
- * one: a 4-digit domain, lower case ("0000:00:06.0"). NULL when id is not
- * [domain:]bus:device.function in hex. */
+/* pci_bus_id is nvidia-smi's bus id ("00000000:00:06.0") in the form of
+ * the standard resource.kubernetes.io/pciBusID attribute, the Linux one
+ * (np_bus_id: "0000:00:06.0"); NULL when id is no PCI address. */
 static json_t *
 pci_bus_id(const char *id)
 {
-	unsigned dom = 0, bus, dev, fn;
-	char buf[32], tail;
+	char buf[NP_BUS_SIZE];
 
-	if (!id ||
-		(sscanf(id, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) !=
-				4 &&
-			(dom = 0,
-				sscanf(id, "%x:%x.%x%c", &bus, &dev, &fn,
-					&tail) != 3)))
-		return NULL;
-	if (dom > 0xffff || bus > 0xff || dev > 0x1f || fn > 7)
-		return NULL;
-	snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
-	return json_string(buf);
+	return id && np_bus_id(id, buf) == 0 ? json_string(buf) : NULL;
 }
 
 /* opt_int is a new integer for the integer field key of o, or NULL. */
