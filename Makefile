@@ -50,6 +50,7 @@ cache-sync_PKGS = jansson libcurl libgit2 libnghttp2 libprotobuf-c zlib
 diff-pack_PKGS = jansson libcurl libgit2 zlib
 sched-bind_PKGS = jansson libcurl yaml-0.1 zlib
 gpu-alert_PKGS = jansson libcurl yaml-0.1 zlib
+cuda-query_PKGS =
 
 # t/unit/NAME.c are test drivers for lib/ functions; never installed.
 UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
@@ -88,7 +89,7 @@ else
 CURL_LIBS = $$($(PKG_CONFIG) --libs libcurl libcrypto)
 endif
 # libs(PKGS): the link flags of PKGS, libcurl as chosen above.
-libs = $$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1))) \
+libs = $(if $(filter-out libcurl,$(1)),$$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1)))) \
 	$(if $(filter libcurl,$(1)),$(CURL_LIBS))
 LDFLAGS += -Wl,--as-needed
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALLPKGS) 2>/dev/null)
@@ -103,7 +104,7 @@ IMAGE_CURL_LIBS = -L$(CURL_PREFIX)/lib -lcurl -lssl -lcrypto -lz
 else
 IMAGE_CURL_LIBS = $(CURL_LIBS)
 endif
-image_libs = $$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1))) \
+image_libs = $(if $(filter-out libcurl,$(1)),$$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1)))) \
 	$(if $(filter libcurl,$(1)),$(IMAGE_CURL_LIBS))
 
 STATIC_BIN = $(if $(wildcard tools/diff-pack.c),$(B)/static/diff-pack)
