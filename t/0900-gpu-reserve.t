@@ -7,6 +7,7 @@
 # another, ids out of range, durations), each with its message, its
 # status, and the keys left as they were.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/t/lib-ledger.sh"
 
 command -v redis-server >/dev/null || skip_all 'redis-server is not installed (scripts/deps installs it)'
 start_redis || { echo 'Bail out! redis-server did not start'; exit 1; }
@@ -17,10 +18,7 @@ TZ=UTC USER=alice
 export TZ USER
 unset K8SHAZGPU_REDIS_PASSWORD K8SHAZGPU_REDIS_DB USERNAME
 NOW=1795000000
-gr() { K8SHAZGPU_NOW=$NOW gpu-reserve "$@"; }
-keys() { ledger_keys; }
 # fresh N: an empty pool of N GPUs.
-fresh() { rcli flushdb >/dev/null && rcli set canhazgpu:gpu_count "$1" >/dev/null && rcli set canhazgpu:provider nvidia >/dev/null; }
 T0=2026-11-18T11:06:40Z
 
 # ---- the pool ----
@@ -581,7 +579,6 @@ EOF2
 
 # ---- the queue ----
 
-queued() { test "$(rcli zcard canhazgpu:queue)" -eq "$1"; }
 held_by() { test "$(rcli get canhazgpu:gpu:"$1" | jq -r .user)" = "$2"; }
 fresh 3
 gr reserve -g 3 >/dev/null

@@ -6,6 +6,7 @@
 # writes, canhazgpu sees as taken or free, choosing the same GPUs in the
 # same order.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/t/lib-ledger.sh"
 
 command -v redis-server >/dev/null || skip_all 'redis-server is not installed (scripts/deps installs it)'
 start_redis || { echo 'Bail out! redis-server did not start'; exit 1; }
@@ -15,10 +16,8 @@ export TZ USER
 unset K8SHAZGPU_REDIS_PASSWORD K8SHAZGPU_REDIS_DB USERNAME
 NOW=1795000000 # 2026-11-18T11:06:40Z
 T0=2026-11-18T11:06:40Z
-gr() { K8SHAZGPU_NOW=$NOW gpu-reserve "$@"; }
 # chg MODE ARGS...: what canhazgpu would do.
 chg() { rcli --eval "$FIXTURES/gpu-reserve/canhazgpu.lua" , "$@"; }
-fresh() { rcli flushdb >/dev/null && rcli set canhazgpu:gpu_count "$1" >/dev/null && rcli set canhazgpu:provider nvidia >/dev/null; }
 st() { gr status 2>&1 | jq -c "[.gpu, .state, .user, .type, .since, .heartbeat, .expires]"; }
 
 # ---- canhazgpu writes, gpu-reserve reads ----
@@ -156,7 +155,6 @@ EOF2
 
 # A queued request: canhazgpu's waiter takes the lowest free ids, where
 # the allocation order on these five would give 1 and 6.
-queued() { test "$(rcli zcard canhazgpu:queue)" -eq "$1"; }
 our_waiter() {
 	K8SHAZGPU_NOW=$NOW gpu-reserve reserve -u bob -g 2 -w 30s >w.out 2>w.err &
 	w=$!

@@ -15,6 +15,7 @@
 # Durations are shown from K8SHAZGPU_NOW, states are written at times
 # relative to it, so every output is exact.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/t/lib-ledger.sh"
 
 start_redis || { echo 'Bail out! redis-server did not start'; exit 1; }
 USER=alice
@@ -56,10 +57,9 @@ gpu() {
 # or at an offset from it.
 utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
 at() { date -u -d "@$(($1 + $2))" "+%Y-%m-%dT%H:%M:%S$3"; }
-# held_run N: GPU N is held by a run reservation; queued: one request waits.
+# held_run N: GPU N is held by a run reservation.
 # (jq -e is true on no input at all: a key that is not there)
 held_run() { [ "$(rcli get "canhazgpu:gpu:$1" | jq -r .type)" = run ]; }
-queued() { [ "$(rcli zcard canhazgpu:queue)" = 1 ]; }
 
 # ---- admin, reserve, release ----
 
@@ -841,7 +841,7 @@ gpu-reserve init -g 2 >/dev/null
 gpu-reserve reserve -g 1 -u dave >/dev/null
 k8shazgpu host reserve -g 2 >wait.out 2>wait.err &
 wait_pid=$!
-check 'reserve waits in the queue' 'eventually 20 queued'
+check 'reserve waits in the queue' 'eventually 20 queued 1'
 kill -TERM "$wait_pid"
 wait "$wait_pid"
 wait_st=$?

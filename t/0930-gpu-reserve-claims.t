@@ -8,6 +8,7 @@
 # held by another, Redis down; and the soft connection a server keeps
 # across a Redis restart (t/unit/ledger-soft.c).
 . "$(dirname "$0")/lib.sh"
+. "$TOP/t/lib-ledger.sh"
 
 command -v redis-server >/dev/null || skip_all 'redis-server is not installed (scripts/deps installs it)'
 start_redis || { echo 'Bail out! redis-server did not start'; exit 1; }
@@ -18,10 +19,7 @@ export TZ USER
 unset K8SHAZGPU_REDIS_PASSWORD K8SHAZGPU_REDIS_DB USERNAME
 NOW=1795000000
 T0=2026-11-18T11:06:40Z
-gr() { K8SHAZGPU_NOW=$NOW gpu-reserve "$@"; }
-keys() { ledger_keys; }
 # fresh N: an empty pool of N GPUs.
-fresh() { rcli flushdb >/dev/null && rcli set canhazgpu:gpu_count "$1" >/dev/null && rcli set canhazgpu:provider nvidia >/dev/null; }
 
 # ---- MIG devices of one GPU, two claims ----
 

@@ -10,6 +10,7 @@
 # is dropped and named; a run frees only the reservations it made; a
 # usage record out of range is named and left out, and the tables print.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/t/lib-ledger.sh"
 
 command -v redis-server >/dev/null || skip_all 'redis-server is not installed (scripts/deps installs it)'
 start_redis || { echo 'Bail out! redis-server did not start'; exit 1; }
@@ -19,9 +20,6 @@ export TZ USER NVIDIA_SMI
 unset K8SHAZGPU_REDIS_PASSWORD K8SHAZGPU_REDIS_DB USERNAME NO_COLOR
 # 1795000000 is 2026-11-18T11:06:40Z.
 NOW=1795000000
-gr() { K8SHAZGPU_NOW=$NOW gpu-reserve "$@"; }
-keys() { ledger_keys; }
-fresh() { rcli flushdb >/dev/null && rcli set canhazgpu:gpu_count "$1" >/dev/null; }
 # lua SCRIPT PARAMS: one of the ledger's scripts run as it is, the C side's
 # checks left out, with PARAMS and the fixed clock.
 lua() {
@@ -32,14 +30,14 @@ lua() {
 # ---- a pool size out of bounds: refused at once, nothing written ----
 
 for count in 3000000 9223372036854775808 99999999 1025 -1 ' 4' 4x; do
-	fresh "$count"
+	fresh "$count" ''
 	check_output "gpu_count '$count': reserve refused before any loop, nothing written" 'out gr reserve -b; keys' <<EOF2
 exit 1
 gpu-reserve: canhazgpu:gpu_count is not a number from 0 to 1024; nothing done (set it with \`gpu-reserve init -f -g N\`)
 canhazgpu:gpu_count $count
 EOF2
 done
-fresh 3000000
+fresh 3000000 ''
 for script in reserve k8s-sync k8s-prepare queue-try cleanup; do
 	check_output "gpu_count 3000000: the $script script answers before the lock" \
 		"lua $script '{\"user\":\"a\",\"type\":\"manual\",\"count\":1,\"holds\":[],\"gpus\":[0],\"mig\":[],\"claim_uid\":\"c\",\"namespace\":\"n\",\"qid\":\"q\"}' | jq -c .error; keys" <<'EOF2'
@@ -61,7 +59,7 @@ EOF2
 
 # ---- the scripts' own bounds, without the C side in front ----
 
-fresh 4
+fresh 4 ''
 P='"user":"a","type":"manual"'
 while IFS='|' read -r script params want; do
 	check_output "the $script script refuses $params" "lua $script '{$P,$params}'; keys" <<EOF2
@@ -98,7 +96,7 @@ EOF2
 
 # ---- an explicit empty list is never "all" ----
 
-fresh 4
+fresh 4 ''
 gr reserve -G 0,1 -u alice >/dev/null
 held=$(keys)
 for op in release reserve heartbeat prepare; do
@@ -128,7 +126,7 @@ check_output "C and Lua agree on $LEDGER_FUZZ_N mutations of it (seed $LEDGER_FU
 	'unit ledger-verdict "$REDIS" $NOW -n $LEDGER_FUZZ_N -s $LEDGER_FUZZ_SEED "$FIXTURES"/ledger-keys/* | tail -n 1' <<EOF2
 values $((LEDGER_FUZZ_N + 31)), differ 0
 EOF2
-fresh 4
+fresh 4 ''
 rcli set canhazgpu:gpu:1 "$(cat "$FIXTURES"/ledger-keys/k30)" >/dev/null
 check_output 'a member given twice counts twice: 257 values as written is unreadable, as the scripts count' \
 	'out gr reserve -G 1 -b' <<'EOF2'
@@ -166,7 +164,7 @@ EOF2
 
 # ---- texts bounded where they enter ----
 
-fresh 4
+fresh 4 ''
 n1024=$(head -c 1024 /dev/zero | tr '\0' n)
 u513=$(head -c 513 /dev/zero | tr '\0' u)
 while IFS='|' read -r args want; do
@@ -203,7 +201,7 @@ EOF2
 
 # ---- the queue: an entry that cannot be judged never blocks it ----
 
-fresh 4
+fresh 4 ''
 entry() { # ID HEARTBEAT [COUNT]
 	rcli zadd canhazgpu:queue 1 "$1" >/dev/null
 	rcli set "canhazgpu:queue:entry:$1" "{\"id\":\"$1\",\"user\":\"zed\",\"actual_user\":\"zed\",\"requested_count\":${3:-1},\"allocated_gpus\":[],\"reservation_type\":\"manual\",\"enqueue_time\":\"2026-11-18T11:00:00Z\",\"last_heartbeat\":$2}" >/dev/null
@@ -237,7 +235,7 @@ EOF2
 
 # ---- a run frees only the reservation it made ----
 
-fresh 4
+fresh 4 ''
 held_run() { rcli get "canhazgpu:gpu:$1" | jq -e '.type == "run"' >/dev/null; }
 ran() { [ -s run.rc ]; }
 start_run() {
@@ -276,7 +274,7 @@ EOF2
 
 # ---- numbers and times out of range: named, and the tables print ----
 
-fresh 4
+fresh 4 ''
 rcli zadd canhazgpu:usage_history_sorted $((NOW - 20)) '{"user":"val","gpu_id":1,"start_time":null,"end_time":null,"duration_seconds":3600,"reservation_type":"manual"}' >/dev/null
 rcli zadd canhazgpu:usage_history_sorted $((NOW - 10)) '{"user":"huge","gpu_id":0,"start_time":null,"end_time":null,"duration_seconds":1e308,"reservation_type":"run"}' >/dev/null
 check_output 'report: a record of 1e308 seconds is named and left out, the rest counted' \
@@ -305,7 +303,7 @@ Total reservations: 1
 Unique users: 1
 
 EOF2
-fresh 4
+fresh 4 ''
 rcli set canhazgpu:gpu:0 "{\"user\":\"$(printf 'ev\\u001b[2Jil')\",\"actual_user\":\"x\",\"start_time\":$NOW,\"type\":\"manual\",\"note\":\"$(printf 'a\\nb\\u009bc\\u0007')\"}" >/dev/null
 rcli set canhazgpu:gpu:1 '{"user":"bob","actual_user":"bob","start_time":1,"type":"manual","expiry_time":"0-12-31T23:59:59Z"}' >/dev/null
 check_output 'host status: escapes and newlines in names and notes are shown as ?, a bad time as an error, every row printed' \

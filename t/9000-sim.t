@@ -11,7 +11,6 @@ need_cluster
 REAL=
 [ ! -f "$K8SHAZGPU_SIM_DIR/node-state" ] || REAL=$(. "$K8SHAZGPU_SIM_DIR/node-state"; echo "$NODE_NAME")
 NS=t9000-sim
-k() { k8shazgpu-sim kubectl "$@"; }
 
 # NAME: a pod asking for one 2g.20gb MIG device, tolerating the KWOK taint.
 mig_pod() {

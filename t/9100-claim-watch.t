@@ -21,7 +21,6 @@ export KUBECONFIG
 eval "$(k8shazgpu-sim env | grep '^ETCD_ENDPOINT=')"
 NS=t9100-claim-watch
 CRD=widgets.t9100.example.com
-k() { k8shazgpu-sim kubectl "$@"; }
 
 # Generous waits: under valgrind claim-watch starts slowly.
 WAIT=90

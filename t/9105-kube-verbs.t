@@ -12,11 +12,9 @@ need_cluster
 D=$K8SHAZGPU_SIM_DIR
 NS=t9105-kube-verbs
 HOST=$(hostname)
-k() { k8shazgpu-sim kubectl "$@"; }
 
 cleanup() {
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name
+	ns_deleted "$NS"
 }
 cleanup || { echo "Bail out! t9105: what an earlier run left is not gone"; exit 1; }
 trap cleanup EXIT

@@ -7,7 +7,6 @@
 need_cluster
 NS=t9300-nodeagent
 D=$K8SHAZGPU_SIM_DIR
-k() { k8shazgpu-sim kubectl "$@"; }
 # the real node (t/9700), if any, has GPUs of its own: left out here
 REAL=
 [ ! -f "$D/node-state" ] || REAL=$(. "$D/node-state"; echo "$NODE_NAME")

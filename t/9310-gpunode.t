@@ -15,7 +15,6 @@ NS=t9310-gpunode
 N=k8s.gpu
 D=$K8SHAZGPU_SIM_DIR
 TOPO=$TOP/manifests/sim/k8sgpu.yaml
-k() { k8shazgpu-sim kubectl "$@"; }
 
 # One cycle of node $1's agent (topology $2, default the seed's).
 cycle() { k8shazgpu-nodeagent -1 -N "$1" -t "${2:-$TOPO}" 2>>"$SCRATCH/agent.log"; }

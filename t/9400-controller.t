@@ -7,7 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 need_cluster
 NS=t9400
-k() { k8shazgpu-sim kubectl "$@"; }
 
 fleet_slices() {
 	k get resourceslices -o json | jq -r '.items[] | select(.spec.nodeName // "" | startswith("fleet-")) | .metadata.name'
@@ -19,12 +18,9 @@ fleet_slices() {
 # another on the same cluster so starts from the same state.
 cleanup() {
 	cl_rc=0
-	if [ -f "$SCRATCH/ctl.pids" ]; then
-		while read -r g; do kill -- "-$g" 2>/dev/null; done <"$SCRATCH/ctl.pids"
-	fi
+	kill_groups "$SCRATCH/ctl.pids"
 	gone 30 "the controller" ctl_running || cl_rc=1
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || cl_rc=1
+	ns_deleted "$NS" || cl_rc=1
 	k delete nodes -l pool=fleet --wait=false >/dev/null 2>&1
 	gone 60 "the pool=fleet nodes" k get nodes -l pool=fleet -o name || cl_rc=1
 	gone 60 "the ResourceSlices of the fleet nodes" fleet_slices || cl_rc=1

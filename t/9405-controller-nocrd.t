@@ -8,7 +8,6 @@
 . "$(dirname "$0")/lib.sh"
 need_cluster
 RES=gpuworkloads.t9405.canhazgpu.dev
-k() { k8shazgpu-sim kubectl "$@"; }
 
 cleanup() {
 	[ ! -f "$SCRATCH/ctl.pid" ] || kill -- "-$(cat "$SCRATCH/ctl.pid")" 2>/dev/null

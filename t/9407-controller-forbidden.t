@@ -7,14 +7,12 @@
 need_cluster
 NS=t9407
 SA="system:serviceaccount:$NS:nobody"
-k() { k8shazgpu-sim kubectl "$@"; }
 
 cleanup() {
 	[ ! -f "$SCRATCH/sq.pid" ] || kill "$(cat "$SCRATCH/sq.pid")" 2>/dev/null
 	k delete clusterrolebinding t9407 --ignore-not-found >/dev/null 2>&1
 	k delete clusterrole t9407 --ignore-not-found >/dev/null 2>&1
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 120 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name
+	ns_deleted "$NS" 120
 }
 cleanup || { echo "Bail out! t9407: what an earlier run left is not gone"; exit 1; }
 trap 'cleanup || exit 1' EXIT

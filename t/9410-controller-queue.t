@@ -9,7 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 need_cluster
 NS=t9410
-k() { k8shazgpu-sim kubectl "$@"; }
 
 my_slices() {
 	k get resourceslices -o json | jq -r '.items[] | select(.spec.nodeName // "" | startswith("t9410-")) | .metadata.name'
@@ -20,12 +19,9 @@ my_slices() {
 # the nodes and, owned by them, their ResourceSlices.
 cleanup() {
 	cl_rc=0
-	if [ -f "$SCRATCH/ctl.pids" ]; then
-		while read -r g; do kill -- "-$g" 2>/dev/null; done <"$SCRATCH/ctl.pids"
-	fi
+	kill_groups "$SCRATCH/ctl.pids"
 	gone 30 "the controller" ctl_running || cl_rc=1
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || cl_rc=1
+	ns_deleted "$NS" || cl_rc=1
 	k delete nodes -l t9410=yes --wait=false >/dev/null 2>&1
 	gone 60 "the t9410=yes nodes" k get nodes -l t9410=yes -o name || cl_rc=1
 	gone 60 "the ResourceSlices of the t9410 nodes" my_slices || cl_rc=1

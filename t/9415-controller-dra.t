@@ -9,16 +9,12 @@
 . "$(dirname "$0")/lib.sh"
 need_cluster
 NS=t9415
-k() { k8shazgpu-sim kubectl "$@"; }
 
 cleanup() {
 	cl_rc=0
-	if [ -f "$SCRATCH/ctl.pids" ]; then
-		while read -r g; do kill -- "-$g" 2>/dev/null; done <"$SCRATCH/ctl.pids"
-	fi
+	kill_groups "$SCRATCH/ctl.pids"
 	gone 30 "the controller" ctl_running || cl_rc=1
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || cl_rc=1
+	ns_deleted "$NS" || cl_rc=1
 	return $cl_rc
 }
 cleanup || { echo "Bail out! t9415: what an earlier run left is not gone"; exit 1; }

@@ -9,12 +9,9 @@
 . "$(dirname "$0")/lib.sh"
 need_cluster
 NS=t9420
-k() { k8shazgpu-sim kubectl "$@"; }
 
 stop_bind() {
-	if [ -f "$SCRATCH/ctl.pids" ]; then
-		while read -r g; do kill -- "-$g" 2>/dev/null; done <"$SCRATCH/ctl.pids"
-	fi
+	kill_groups "$SCRATCH/ctl.pids"
 	gone 30 "sched-bind" ctl_running
 	rm -f "$SCRATCH/ctl.pids"
 }
@@ -22,8 +19,7 @@ stop_bind() {
 cleanup() {
 	cl_rc=0
 	stop_bind || cl_rc=1
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || cl_rc=1
+	ns_deleted "$NS" || cl_rc=1
 	return $cl_rc
 }
 

@@ -9,14 +9,12 @@
 need_cluster
 NS=t9430-gpu-alert
 NODE=t9430-gpu
-k() { k8shazgpu-sim kubectl "$@"; }
 
 "$TOP/t/alertserve" -l hook.log >serve.out 2>serve.err 3>&- 4>&- &
 serve_pid=$!
 cleanup() {
 	k delete node "$NODE" --ignore-not-found >/dev/null 2>&1
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name
+	ns_deleted "$NS"
 }
 cleanup || { echo "Bail out! t9430: what an earlier run left is not gone"; exit 1; }
 trap 'kill $serve_pid 2>/dev/null; cleanup' EXIT

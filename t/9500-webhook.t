@@ -9,7 +9,6 @@
 need_cluster
 NS=t9500-webhook
 NSG=t9500-webhook-gate
-k() { k8shazgpu-sim kubectl "$@"; }
 T=90
 [ "${VALGRIND:-}" = 1 ] && T=240
 

@@ -13,7 +13,6 @@ CFG=t9510-cert-make
 LATE=t9510-cert-make-late
 SECRET=hook-certs
 SA=system:serviceaccount:$NS:cert-make
-k() { k8shazgpu-sim kubectl "$@"; }
 
 # cleanup [--wait=false]: remove all this test makes.
 cleanup() {

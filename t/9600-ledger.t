@@ -13,7 +13,6 @@
 need_cluster
 NS=t9600-ledger
 NODE=t9600
-k() { k8shazgpu-sim kubectl "$@"; }
 
 devices() {
 	k get resourceslices -o json | jq -r --arg n "$NODE" '[.items[]
@@ -40,8 +39,7 @@ cleanup() {
 	cl_rc=0
 	stop_agent
 	stop_redis
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 120 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || cl_rc=1
+	ns_deleted "$NS" 120 || cl_rc=1
 	k delete node "$NODE" --ignore-not-found --wait=false >/dev/null 2>&1
 	gone 60 "node $NODE" k get node "$NODE" --ignore-not-found -o name || cl_rc=1
 	k delete resourceslices --field-selector "spec.nodeName=$NODE" >/dev/null 2>&1

@@ -16,7 +16,6 @@ D=$K8SHAZGPU_SIM_DIR
 . "$D/node-state"
 NS=t9700-node
 HOST=$(hostname | tr '[:upper:]' '[:lower:]')
-k() { k8shazgpu-sim kubectl "$@"; }
 
 # NAME COMMAND-JSON: a busybox pod for the real node, tolerating its taint.
 pod() {

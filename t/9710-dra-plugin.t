@@ -12,12 +12,10 @@ need_cluster
 NS=t9710
 NODE=t9710
 TOPO=$FIXTURES/dra/t9710.yaml
-k() { k8shazgpu-sim kubectl "$@"; }
 
 cleanup() {
 	cl_rc=0
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 120 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || cl_rc=1
+	ns_deleted "$NS" 120 || cl_rc=1
 	k delete node "$NODE" --ignore-not-found --wait=false >/dev/null 2>&1
 	gone 60 "node $NODE" k get node "$NODE" --ignore-not-found -o name || cl_rc=1
 	k delete resourceslices --field-selector "spec.nodeName=$NODE" >/dev/null 2>&1

@@ -15,7 +15,6 @@ D=$K8SHAZGPU_SIM_DIR
 [ -S "$D/redis/redis.sock" ] && [ -f "$D/kubelet.pid" ] || skip_all 'the shared cluster has no real node (k8shazgpu-sim up --no-node, or not root)'
 NS=t9720
 HOST=$(hostname)
-k() { k8shazgpu-sim kubectl "$@"; }
 ledger() { gpu-reserve -a "$D/redis/redis.sock" status | jq -r '[.gpu, .state, .user // "-", .type // "-"] | map(tostring) | join(" ")'; }
 not_held() { ! ledger | grep -q " k8s:$NS/$1 "; }
 no_k8s_holds() { ! ledger | grep -q ' k8s$'; }
@@ -31,8 +30,7 @@ gpu-probe -t "$D/realnode.yaml" -n "$HOST" | claim-make -N "$HOST" |
 uuid() { awk -v d="$1" '$1 == d { print $2 }' uuids; }
 
 cleanup() {
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name
+	ns_deleted "$NS"
 }
 cleanup || { echo "Bail out! t9720: what an earlier run left is not gone"; exit 1; }
 trap 'k8shazgpu-sim start plugin >/dev/null 2>&1; k8shazgpu-sim start node-agent >/dev/null 2>&1; cleanup' EXIT

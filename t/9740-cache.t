@@ -37,7 +37,6 @@ NS=t9740
 SYS=canhazgpu-node-secrets	# the Secrets the agents read
 REG=127.0.0.1:$REGISTRY_PORT
 CACHE=$SCRATCH/cache
-k() { k8shazgpu-sim kubectl "$@"; }
 ctr_() { "$nodebin/ctr" --address "$SOCK" --namespace k8s.io "$@" 2>/dev/null; }
 git_() { git -c user.name=t9740 -c user.email=t9740@example.invalid -c init.defaultBranch=main "$@"; }
 

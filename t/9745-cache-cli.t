@@ -7,7 +7,6 @@
 # succeeding, timing out and seeing a node become ready.
 . "$(dirname "$0")/lib.sh"
 need_cluster
-k() { k8shazgpu-sim kubectl "$@"; }
 
 # The plan and statuses are cluster-wide objects: what a run (this or an
 # earlier one) made goes, and is waited for until gone.

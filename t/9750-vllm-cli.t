@@ -15,14 +15,12 @@ NS=t9750
 A=t9750-a
 B=t9750-b
 TOL=kwok.x-k8s.io/node=fake:NoSchedule
-k() { k8shazgpu-sim kubectl "$@"; }
 kns() { k8shazgpu-sim kubectl -n "$NS" "$@"; }
 unset K8SHAZGPU_NAMESPACE K8SHAZGPU_CONTEXT K8SHAZGPU_OUTPUT K8SHAZGPU_PACK_IMAGE
 
 cleanup() {
 	cl_rc=0
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 120 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || cl_rc=1
+	ns_deleted "$NS" 120 || cl_rc=1
 	k delete nodecachestatuses.canhazgpu.dev "$A" --ignore-not-found >/dev/null 2>&1
 	k delete node "$A" "$B" --ignore-not-found --wait=false >/dev/null 2>&1
 	gone 60 "nodes $A $B" k get node "$A" "$B" --ignore-not-found -o name || cl_rc=1

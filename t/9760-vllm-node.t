@@ -37,7 +37,6 @@ done
 NS=t9760
 HOST=$NODE_NAME
 REG=127.0.0.1:$REGISTRY_PORT
-k() { k8shazgpu-sim kubectl "$@"; }
 ctr_() { "$nodebin/ctr" --address "$D/containerd/containerd.sock" --namespace k8s.io "$@"; }
 ledger() { gpu-reserve -a "$D/redis/redis.sock" status | jq -r '[.gpu, .state, .user // "-"] | map(tostring) | join(" ")'; }
 held_by() { ledger | awk -v u="k8s:$NS/$1" '$3 == u { print $1 }' | paste -sd' ' -; }
@@ -57,8 +56,7 @@ cleanup() {
 	[ ! -s repo/gitserve.pid ] || kill "$(cat repo/gitserve.pid)" 2>/dev/null
 	gpu-reserve -a "$D/redis/redis.sock" release -u t9760 >/dev/null 2>&1
 	plan_cleanup
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name
+	ns_deleted "$NS"
 }
 cleanup || { echo "Bail out! t9760: what an earlier run left is not gone"; exit 1; }
 trap cleanup EXIT

@@ -17,7 +17,6 @@
 # What the test applied is deleted at the end, what was there before stays.
 . "$(dirname "$0")/lib.sh"
 need_cluster
-k() { k8shazgpu-sim kubectl "$@"; }
 SYS=canhazgpu-system
 FILES="namespace.yaml crds/gpuworkloads.yaml crds/cacheplans.yaml crds/nodecachestatuses.yaml crds/gpunodes.yaml nodeagent/rbac.yaml draplugin/rbac.yaml controller/rbac.yaml
 webhook/rbac.yaml webhook/certs-rbac.yaml nodeagent/policy.yaml"

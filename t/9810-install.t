@@ -20,7 +20,6 @@ command -v docker-registry >/dev/null 2>&1 || skip_all 'docker-registry is not i
 NS=canhazgpu-system
 T=t9810
 HOST=$NODE_NAME
-k() { k8shazgpu-sim kubectl "$@"; }
 
 cleanup() {
 	k delete namespace "$T" --ignore-not-found --wait=false >/dev/null 2>&1

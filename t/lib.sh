@@ -64,6 +64,25 @@ need_cluster() {
 	export KUBECONFIG
 }
 
+# k: kubectl against the shared cluster (the sim's kubeconfig).
+k() { k8shazgpu-sim kubectl "$@"; }
+
+# ns_deleted NS [SECS]: delete namespace NS without waiting on kubectl,
+# then wait (default 180 s) until it is gone; fails, naming what it last
+# saw, when it is not.
+ns_deleted() {
+	k delete namespace "$1" --ignore-not-found --wait=false >/dev/null 2>&1
+	gone "${2:-180}" "namespace $1" k get namespace "$1" --ignore-not-found -o name
+}
+
+# kill_groups FILE: TERM every process group whose leader's PID is a line
+# of FILE (the sessions a test started with setsid and recorded).
+kill_groups() {
+	[ -s "$1" ] || return 0
+	while read -r kg; do kill -- "-$kg" 2>/dev/null; done <"$1"
+	:
+}
+
 t_result() {
 	t_n=$((t_n + 1))
 	if [ "$1" -eq 0 ]; then
@@ -243,19 +262,6 @@ rcli() { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" "$@"; }
 done_testing() {
 	echo "1..$t_n"
 	[ "$t_failed" -eq 0 ]
-}
-
-# ledger_keys: every canhazgpu key of the script's redis and its value
-# (sets, hashes sorted; sorted sets with their scores), sorted by key.
-ledger_keys() {
-	rcli --scan --pattern 'canhazgpu:*' | sort | while read -r k; do
-		case $(rcli type "$k") in
-		string) printf '%s %s\n' "$k" "$(rcli get "$k")" ;;
-		zset) printf '%s %s\n' "$k" "$(rcli zrange "$k" 0 -1 withscores | tr '\n' ' ')" ;;
-		set) printf '%s %s\n' "$k" "$(rcli smembers "$k" | sort | tr '\n' ' ')" ;;
-		hash) printf '%s %s\n' "$k" "$(rcli hgetall "$k" | paste -d= - - | sort | tr '\n' ' ')" ;;
-		esac
-	done
 }
 
 # out CMD...: CMD's stdout, then "exit N", then its stderr (o.out, o.err).
