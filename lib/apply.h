@@ -12,7 +12,10 @@
  * else also set them, and leaves every key only others set alone.
  * Each call returns a `result` record:
  *   {"kind":"result","op":"apply","ref":"v1/Node/small",
- *    "resourceVersion":"123"} */
+ *    "resourceVersion":"123"}
+ *
+ * Threads: an applier is used by one thread at a time, as the kube client
+ * it was made with is (kube.h). */
 #ifndef HAZ_APPLY_H
 #define HAZ_APPLY_H
 

@@ -1,5 +1,7 @@
 /* b64: standard base64 (RFC 4648 section 4), as Kubernetes stores bytes
- * in JSON and YAML. */
+ * in JSON and YAML.
+ *
+ * Threads: no state of its own: any thread, on buffers of its own. */
 #ifndef HAZ_B64_H
 #define HAZ_B64_H
 

@@ -29,7 +29,10 @@
  * tried. The nodes are those Ready, not unschedulable, whose taints the
  * pod tolerates, that match its nodeSelector and required node affinity,
  * and whose allocatable minus the requests of their bound pods holds the
- * pod's requests (cpu, memory, pods and every extended resource). */
+ * pod's requests (cpu, memory, pods and every extended resource).
+ *
+ * Threads: no state of its own: a pass and its snapshot belong to one
+ * thread. */
 #ifndef HAZ_BIND_H
 #define HAZ_BIND_H
 

@@ -3,7 +3,9 @@
  *
  * Defined here, inline, rather than in a clock.c, so that the bench/
  * load clients, built by their scripts with a bare `cc file.c`, can use
- * it by including this header alone. */
+ * it by including this header alone.
+ *
+ * Threads: any thread. */
 #ifndef HAZ_CLOCK_H
 #define HAZ_CLOCK_H
 

@@ -3,7 +3,9 @@
  * the image: every checksum and base blob is verified before anything is
  * written, no path leaves its tree, each file lands by rename, and a
  * marker holding the pack's hash makes a second run a no-op. Needs no
- * libgit2, so the unpack-only build links statically. */
+ * libgit2, so the unpack-only build links statically.
+ *
+ * Threads: call from one thread; it starts none. */
 #ifndef HAZ_DP_APPLY_H
 #define HAZ_DP_APPLY_H
 

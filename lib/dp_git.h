@@ -16,7 +16,10 @@
  * files changed behind git's back) and of changes that need a native
  * build. Output: the pack to a file (by rename), the ConfigMaps that
  * carry it to a pod, one NDJSON per line, and the `checkout` record
- * last. */
+ * last.
+ *
+ * Threads: call from one thread; the pack starts worker threads of its own
+ * (reading, hashing, walking) and joins them all before it returns. */
 #ifndef HAZ_DP_GIT_H
 #define HAZ_DP_GIT_H
 

@@ -18,7 +18,9 @@
  * is 0 bytes in a non-NULL buffer. Bad input never aborts: the decoders
  * return NULL with a reason in why (n bytes), the encoders NULL when the
  * JSON is not of the shape above. Strings must be valid UTF-8 both ways
- * (JSON's rule; protobuf's for proto3 strings too). */
+ * (JSON's rule; protobuf's for proto3 strings too).
+ *
+ * Threads: no state of its own: any thread, on messages of its own. */
 #ifndef HAZ_DRAPB_H
 #define HAZ_DRAPB_H
 

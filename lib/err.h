@@ -1,7 +1,10 @@
 /* err: one way to report trouble for every tool.
  *
  * Messages read `tool: what failed: why`, lowercase, no trailing period.
- * A format ending in ':' has strerror(errno) appended. */
+ * A format ending in ':' has strerror(errno) appended.
+ *
+ * Threads: any thread: each message is one write to stderr, never
+ * interleaved with another's. err_prog is set once, before threads start. */
 #ifndef HAZ_ERR_H
 #define HAZ_ERR_H
 

@@ -23,7 +23,10 @@
  *
  * Every record given must have passed gobj_check. Every function takes
  * an array of one node's gpu records and returns a new JSON value; the
- * caller owns it. */
+ * caller owns it.
+ *
+ * Threads: gobj_set_goal is called once, before threads start; every other
+ * function keeps no state: any thread, on records of its own. */
 #ifndef HAZ_GPUOBJ_H
 #define HAZ_GPUOBJ_H
 

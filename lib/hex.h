@@ -1,5 +1,7 @@
 /* hex: hexadecimal digits, as JSON \u escapes and percent-encoding
- * spell bytes. */
+ * spell bytes.
+ *
+ * Threads: no state of its own: any thread, on buffers of its own. */
 #ifndef HAZ_HEX_H
 #define HAZ_HEX_H
 

@@ -1,4 +1,5 @@
 /* hmap: string-keyed hash table with tombstone-free deletion. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,28 +21,39 @@ struct hm {
 	size_t cap; /* a power of two */
 	size_t len;
 	void (*free_val)(void *);
+	uint64_t seed; /* the process's, see seed() */
 };
 
 /* seed is drawn once per process: keys come from input (uuids, node
  * names, ids), and with a hash anyone can compute, keys made to share a
- * slot would turn every lookup into a scan of them all. */
+ * slot would turn every lookup into a scan of them all. Whichever thread
+ * makes the first table draws it; each table keeps a copy, so that
+ * hashing reads nothing shared. */
 static uint64_t
 seed(void)
 {
-	static uint64_t s;
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t drawn;
+	uint64_t s;
 
-	if (!s && getrandom(&s, sizeof s, GRND_NONBLOCK) != sizeof s)
-		s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-	return s |= 1;
+	pthread_mutex_lock(&mu);
+	if (!drawn) {
+		if (getrandom(&s, sizeof s, GRND_NONBLOCK) != sizeof s)
+			s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+		drawn = s | 1;
+	}
+	s = drawn;
+	pthread_mutex_unlock(&mu);
+	return s;
 }
 
 /* FNV-1a, 64 bit, from a seeded basis, then mixed (splitmix64's
  * finalizer) so that the low bits, which pick the slot, depend on every
  * byte. */
 static uint64_t
-hash(const char *s)
+hash(const struct hm *t, const char *s)
 {
-	uint64_t h = 14695981039346656037ULL ^ seed();
+	uint64_t h = 14695981039346656037ULL ^ t->seed;
 
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
@@ -58,6 +70,7 @@ hm_new(void (*free_val)(void *))
 	h->cap = 16;
 	h->slots = ecalloc(h->cap, sizeof *h->slots);
 	h->free_val = free_val;
+	h->seed = seed();
 	return h;
 }
 
@@ -113,7 +126,7 @@ grow(struct hm *h)
 void *
 hm_get(const struct hm *h, const char *key)
 {
-	struct slot *s = find(h, key, hash(key));
+	struct slot *s = find(h, key, hash(h, key));
 
 	return s->key ? s->val : NULL;
 }
@@ -121,7 +134,7 @@ hm_get(const struct hm *h, const char *key)
 void
 hm_put(struct hm *h, const char *key, void *val)
 {
-	uint64_t hv = hash(key);
+	uint64_t hv = hash(h, key);
 	struct slot *s = find(h, key, hv);
 
 	if (s->key) {
@@ -165,7 +178,7 @@ unlink_slot(struct hm *h, size_t i)
 void *
 hm_take(struct hm *h, const char *key)
 {
-	struct slot *s = find(h, key, hash(key));
+	struct slot *s = find(h, key, hash(h, key));
 	void *val;
 
 	if (!s->key)
@@ -180,7 +193,7 @@ hm_take(struct hm *h, const char *key)
 int
 hm_del(struct hm *h, const char *key)
 {
-	struct slot *s = find(h, key, hash(key));
+	struct slot *s = find(h, key, hash(h, key));
 	void *val;
 
 	if (!s->key)

@@ -1,7 +1,10 @@
 /* hmap: a string-keyed hash table (open addressing, linear probing).
  *
  * Keys are copied; values are owned by the table when a free function was
- * given to hm_new. */
+ * given to hm_new.
+ *
+ * Threads: a table is used by one thread at a time (the caller locks a
+ * shared one); tables in different threads need nothing. */
 #ifndef HAZ_HMAP_H
 #define HAZ_HMAP_H
 

@@ -7,7 +7,9 @@
  * read back as the same double (0.1 is "0.1", 0.1+0.2 is
  * "0.30000000000000004") with a ".0" when they look whole and exponents
  * as "1e20". No infinity or NaN is ever written: JSON has none. The
- * caller writes the punctuation. */
+ * caller writes the punctuation.
+ *
+ * Threads: no state of its own: a buffer belongs to one thread at a time. */
 #ifndef HAZ_JBUF_H
 #define HAZ_JBUF_H
 

@@ -14,7 +14,11 @@
  * js_scan checks a line the same way but leaves it as it is, so that a
  * value can be passed on as the very bytes that came in: its tokens
  * point at the raw text, and only the strings a caller asks for are
- * decoded (js_raw_get, js_raw_eq, js_raw_str). */
+ * decoded (js_raw_get, js_raw_eq, js_raw_str).
+ *
+ * Threads: no state of its own but a js_names' slots, which are built once,
+ * by the first thread to use it, and then shared: a js_names may be used
+ * by any number of threads at once. A js_doc belongs to one thread. */
 #ifndef HAZ_JSCAN_H
 #define HAZ_JSCAN_H
 

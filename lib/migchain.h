@@ -26,7 +26,10 @@
  * strictly from larger to smaller (as mig_cmp orders them) with at least
  * two profiles. pendingSeconds (default 60, 1..3600) is how long an
  * admitted pod that never shows up in the watch keeps counting as
- * demand. */
+ * demand.
+ *
+ * Threads: no state of its own: a chain set is read by any number of threads
+ * once built, and built by one. */
 #ifndef HAZ_MIGCHAIN_H
 #define HAZ_MIGCHAIN_H
 

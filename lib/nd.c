@@ -1,6 +1,7 @@
 /* nd: NDJSON reading and writing. */
 #include <errno.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,12 +103,16 @@ void
 nd_write(json_t *rec)
 {
 	/* one buffer, kept between records, and one fwrite: jansson's
-	 * json_dumpf writes token by token through stdio */
+	 * json_dumpf writes token by token through stdio. The lock keeps
+	 * the buffer and the line whole when threads write records. */
 	static struct jb b;
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
+	pthread_mutex_lock(&mu);
 	jb_reset(&b);
 	jb_json(&b, rec);
 	jb_write(&b);
+	pthread_mutex_unlock(&mu);
 }
 
 int

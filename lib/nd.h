@@ -2,7 +2,10 @@
  *
  * Records are numbered from 1 per input. "\r\n" line ends are accepted.
  * A blank line is an error unless ND_SKIP_BLANK is set. Output is compact
- * JSON plus "\n", flushed per record; a write error ends the tool. */
+ * JSON plus "\n", flushed per record; a write error ends the tool.
+ *
+ * Threads: nd_write may be called from any thread: each record is written
+ * whole, one at a time. A reader belongs to one thread. */
 #ifndef HAZ_ND_H
 #define HAZ_ND_H
 

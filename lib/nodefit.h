@@ -9,7 +9,9 @@
  *
  * Every function takes borrowed JSON (a Node object as the API server
  * serves it), keeps no reference to it and never fails on malformed
- * input: a member of the wrong type counts as described at each. */
+ * input: a member of the wrong type counts as described at each.
+ *
+ * Threads: no state of its own: any thread, on records of its own. */
 #ifndef HAZ_NODEFIT_H
 #define HAZ_NODEFIT_H
 

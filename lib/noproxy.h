@@ -1,4 +1,6 @@
-/* noproxy: what every HTTP client of the tools does about proxies. */
+/* noproxy: what every HTTP client of the tools does about proxies.
+ *
+ * Threads: any thread, on a handle of its own. */
 #ifndef HAZ_NOPROXY_H
 #define HAZ_NOPROXY_H
 

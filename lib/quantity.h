@@ -42,7 +42,9 @@
  *   as DecimalSI instead (1.5Ki is "1536", 0.3Ki is "307200m").
  * - a sign only when negative; zero is "0".
  * The form of a parsed quantity is that of its suffix; a sum or
- * difference takes the form of its left operand unless that is zero. */
+ * difference takes the form of its left operand unless that is zero.
+ *
+ * Threads: no state of its own: any thread. */
 #ifndef HAZ_QUANTITY_H
 #define HAZ_QUANTITY_H
 

@@ -25,7 +25,10 @@
  *   the goal (util_pct below sp_state.goal: sp_query.cool), then, when
  *   no node has enough of them, for any. The order of nodes stays that
  *   of all their candidates, so a goal changes nothing where the choice
- *   without one takes no device at or above it. */
+ *   without one takes no device at or above it.
+ *
+ * Threads: a struct sp_state belongs to one thread at a time; the record
+ * reader's name table is shared by all safely (jscan.h). */
 #ifndef HAZ_SCHED_H
 #define HAZ_SCHED_H
 

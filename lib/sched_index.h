@@ -37,7 +37,10 @@
  * label=value: when that label has s nodes with s * s <= 4 * nodes, at
  * those s nodes one by one (a walk of all nodes would pass nodes / s
  * others per match); else in a view, the same index kept for the nodes
- * of that label alone, made when first needed. */
+ * of that label alone, made when first needed.
+ *
+ * Threads: an index belongs to the sp_state it serves, so to one thread at
+ * a time. */
 #ifndef HAZ_SCHED_INDEX_H
 #define HAZ_SCHED_INDEX_H
 

@@ -1,7 +1,9 @@
 /* sha256: the SHA-256 digest (FIPS 180-4), incremental, with no library
  * behind it, so diff-pack's unpack-only build links statically in a
  * small binary (OpenSSL's libcrypto.a would add 4 MiB to every pod's
- * init image). */
+ * init image).
+ *
+ * Threads: no state of its own: a context belongs to one thread at a time. */
 #ifndef HAZ_SHA256_H
 #define HAZ_SHA256_H
 

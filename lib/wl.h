@@ -7,7 +7,9 @@
  * as absent where a default applies ("gpuCount // 1"); exclusiveAccess is
  * the exception, where false means false. Every function but wl_problem
  * expects a workload wl_problem accepted: on others they do not crash but
- * their answer is unspecified. Nothing here changes w. */
+ * their answer is unspecified. Nothing here changes w.
+ *
+ * Threads: no state of its own: any thread, on objects of its own. */
 #ifndef HAZ_WL_H
 #define HAZ_WL_H
 

@@ -1252,6 +1252,8 @@ main(int argc, char **argv)
 	int bad, nth = 0, status = HAZ_OK;
 
 	err_init(argv[0]);
+	/* jansson draws its hash seed here, before any thread starts */
+	json_object_seed(0);
 	options(argc, argv);
 	hub = easprintf("%s/" CK_HUB_DIR, o.dir);
 	lock_dir();

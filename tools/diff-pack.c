@@ -134,6 +134,8 @@ main(int argc, char **argv)
 	static char pack_opt[3] = "-?", unpack_opt[3] = "-?";
 
 	err_init(argv[0]);
+	/* jansson draws its hash seed here, before any thread starts */
+	json_object_seed(0);
 	while ((c = getopt_long(argc, argv,
 			"C:b:i:r:w:o:x:k:n:l:jud:f:t:P:s:qhV", longopts,
 			NULL)) != -1) {

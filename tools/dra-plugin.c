@@ -714,6 +714,8 @@ main(int argc, char **argv)
 	int status, more;
 
 	err_init(argv[0]);
+	/* jansson draws its hash seed here, before any thread starts */
+	json_object_seed(0);
 	parse(argc, argv);
 	signal(SIGPIPE, SIG_IGN);
 	dra_init(&D);

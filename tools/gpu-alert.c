@@ -269,6 +269,8 @@ main(int argc, char **argv)
 	char host[256];
 
 	err_init(argv[0]);
+	/* jansson draws its hash seed here, before any thread starts */
+	json_object_seed(0);
 	parse(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
 	if (o.url_file)

@@ -617,6 +617,8 @@ main(int argc, char **argv)
 	int status;
 
 	err_init(argv[0]);
+	/* jansson draws its hash seed here, before any thread starts */
+	json_object_seed(0);
 	opts(argc, argv);
 	if (opt.snapshot)
 		return nd_finish(snapshot(argv + optind));

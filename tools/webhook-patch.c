@@ -566,6 +566,8 @@ main(int argc, char **argv)
 	int status;
 
 	err_init(argv[0]);
+	/* jansson draws its hash seed here, before any thread starts */
+	json_object_seed(0);
 	parse_args(&c, argc, argv);
 	load_chains(&c);
 	if (c.dump) {
