@@ -131,9 +131,16 @@ $(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 .SECONDARY: $(GENSRC)
 
+# The ledger's Lua scripts, lib/lua/*.lua, become one generated header.
+LUAHDR = $(B)/gen/lua_ledger.h
+$(LUAHDR): $(sort $(wildcard lib/lua/*.lua)) scripts/lua2c
+	@mkdir -p $(@D)
+	scripts/lua2c $(sort $(wildcard lib/lua/*.lua)) >$@.tmp && mv $@.tmp $@
+$(B)/lib/ledger_lua.o $(B)/unit/ledger-verdict: $(LUAHDR)
+
 # Whatever includes a generated header waits for it; lib/drapb.c is
 # rebuilt when a .proto changes.
-$(LIBOBJ) $(TOOLS:%=$(B)/tools/%.o) $(UNITS:%=$(B)/unit/%): | $(GENHDR)
+$(LIBOBJ) $(TOOLS:%=$(B)/tools/%.o) $(UNITS:%=$(B)/unit/%): | $(GENHDR) $(LUAHDR)
 $(B)/lib/drapb.o $(B)/lib/cri.o: $(GENHDR)
 
 $(B)/tools/%.o: tools/%.c lib/*.h

@@ -1,7 +1,7 @@
 /* ledger: the GPU ledger canhazgpu keeps in Redis, read and written
  * byte for byte as canhazgpu does (see gpu-reserve(1)).
  *
- * Every write goes through one Lua script per operation (lib/lua_ledger.h,
+ * Every write goes through one Lua script per operation (lib/lua/NAME.lua,
  * run by lg_run); those that allocate take canhazgpu:allocation_lock
  * with a token of ours first and delete it after only while it is still
  * ours. Reading (status, mark, queue, report) is done here, in C, by the

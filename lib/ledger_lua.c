@@ -1,4 +1,6 @@
-/* ledger_lua: running the ledger's Lua scripts (lib/lua_ledger.h). */
+/* ledger_lua: running the ledger's Lua scripts (lib/lua/, made into
+ * lua_ledger.h by the build). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +30,12 @@ static const struct {
 
 #define NSCRIPTS (sizeof bodies / sizeof bodies[0])
 
-/* The scripts' texts and SHA-1s, built once by the first lg_init: lua_lib
- * then the body. Never changed or freed while the process runs (threads
- * may share them); freed at exit to keep leak checks clean. */
+/* The scripts' texts and SHA-1s, built once, under scripts_mu, by the
+ * first lg_init of any thread: lua_lib then the body. Never changed or
+ * freed while the process runs (threads share them); freed at exit to
+ * keep leak checks clean. */
 static struct rd_script scripts[NSCRIPTS];
+static pthread_mutex_t scripts_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 free_scripts(void)
@@ -51,15 +55,17 @@ lg_init(struct lg *l, struct rd *rd, double lockwait_s)
 	l->rd = rd;
 	l->lockwait_s = lockwait_s;
 	lg_random_hex(l->token, 16);
-	if (scripts[0].src)
-		return;
-	for (i = 0; i < NSCRIPTS; i++) {
-		scripts[i].name = bodies[i].name;
-		scripts[i].src = easprintf("%s%s%s%s", lg_lua_bounds(), lua_lib,
-			lua_mig, bodies[i].body);
-		rd_script_sha(&scripts[i]);
+	pthread_mutex_lock(&scripts_mu);
+	if (!scripts[0].src) {
+		for (i = 0; i < NSCRIPTS; i++) {
+			scripts[i].name = bodies[i].name;
+			scripts[i].src = easprintf("%s%s%s%s", lg_lua_bounds(),
+				lua_lib, lua_mig, bodies[i].body);
+			rd_script_sha(&scripts[i]);
+		}
+		atexit(free_scripts);
 	}
-	atexit(free_scripts);
+	pthread_mutex_unlock(&scripts_mu);
 }
 
 /* pause_jitter sleeps 1 to 20 ms. */

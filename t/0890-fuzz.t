@@ -25,6 +25,7 @@ PKGS="jansson yaml-0.1 libcurl libmicrohttpd zlib libnghttp2 libprotobuf-c expat
 mkdir obj gen
 check 'lib/ builds for fuzzing' '
 	protoc-c --proto_path="$TOP/proto" --c_out=gen "$TOP"/proto/*.proto &&
+	"$TOP/scripts/lua2c" "$TOP"/lib/lua/*.lua >gen/lua_ledger.h &&
 	for c in "$TOP"/lib/*.c gen/*.pb-c.c; do
 		clang -g -O1 -fsanitize=fuzzer-no-link $SAN -std=c11 -D_GNU_SOURCE \
 			-iquote "$TOP/lib" -I gen $(pkg-config --cflags $PKGS) \
