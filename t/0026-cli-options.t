@@ -303,4 +303,61 @@ usage: k8shazgpu-sim up [-t TOPOLOGY] [--no-node]
 exit 2
 EOF
 
+# ---------------------------------------------------------------- the dispatcher
+
+check_output 'k8shazgpu -h: the commands, then each group'"'"'s own lines in its place' 'k8shazgpu -h' <<'EOF'
+usage: k8shazgpu [-n namespace | -A] [--context name] [-o json|wide|capacity] command [args]
+commands:
+  status [--name CLAIM] [--node NODE]
+                          GPUs per node (free, held on the host, allocated),
+                          workloads per phase, the strategy, the claims
+  nodes                   GPU nodes (their GPUNodes): devices, free, GPUs, product,
+                          MIG, utilization tier, health; -o capacity: capacity and
+                          allocatable less pod requests of cpu, memory, GPUs, pods
+  workloads               GPUWorkloads with phase, node and devices
+  submit FILE...          create GPUWorkloads from YAML or JSON (also the
+                          agentaflow.io/v1 and gpu.warp.dev/v1alpha1 shapes)
+  strategy [NAME]         show, or set at run time, the controller's strategy
+  watch [-i seconds] [-c count]   status, refreshed
+  health                  every device that is not ok, with its reasons
+  generate-template [FILE]  a GPUWorkload to start from
+  host VERB ...           the host's GPUs as canhazgpu: reserve, release, run,
+                          status, queue, report, admin (k8shazgpu-host(1))
+  cache COMMAND ...       the node cache: images, git repos and models every
+                          node holds (k8shazgpu-cache(1))
+  vllm run [options] [-- CMD...]
+                          this vLLM checkout, as it is, on cluster GPUs
+                          (k8shazgpu-vllm(1))
+  run --image IMAGE [options] [-- CMD...]
+                          a command on cluster GPUs (k8shazgpu-run(1))
+  cleanup --name RUN | --all
+                          delete what vllm run and run made (k8shazgpu-cleanup(1))
+EOF
+check_output 'a group is a marked program k8shazgpu-NAME: beside the dispatcher, on PATH; the first wins' '
+	mkdir -p d/bin p && cp "$TOP/scripts/k8shazgpu" "$TOP/scripts/cli-lib.sh" d/bin/
+	printf "#!/bin/sh\n# k8shazgpu-group: 35\n[ \"\$1\" != --summary ] || { echo \"  hello                   says hello\"; exit 0; }\necho \"hello \$* [\$K8SHAZGPU_NAMESPACE] [\$K8SHAZGPU_CONTEXT] [\$K8SHAZGPU_OUTPUT]\"\n" >d/bin/k8shazgpu-hello
+	sed "s/says hello/another/; s/^echo \"hello/echo \"other/" d/bin/k8shazgpu-hello >p/k8shazgpu-hello
+	printf "#!/bin/sh\n# the mark on the third line\n# k8shazgpu-group: 1\necho zz\n" >p/k8shazgpu-zz
+	printf "#!/bin/sh\necho plain\n" >p/k8shazgpu-plain
+	chmod +x d/bin/k8shazgpu-hello p/k8shazgpu-hello p/k8shazgpu-zz p/k8shazgpu-plain
+	d/bin/k8shazgpu -h | sed -n "/^  vllm run/,/^  run /p"
+	PATH=$SCRATCH/p:$PATH d/bin/k8shazgpu -n=x --context c -o json hello a "b c"
+	PATH=$SCRATCH/p:$PATH k8shazgpu hello a; PATH=$SCRATCH/p:$PATH k8shazgpu -h | grep -c "^  hello *another$"
+	PATH=$SCRATCH/p:$PATH k8shazgpu zz 2>/dev/null; echo "exit $?"
+	PATH=$SCRATCH/p:$PATH k8shazgpu plain 2>&1 | head -n 1
+	k8shazgpu controller 2>&1 | head -n 1; k8shazgpu sim 2>&1 | head -n 1' <<'EOF'
+  vllm run [options] [-- CMD...]
+                          this vLLM checkout, as it is, on cluster GPUs
+                          (k8shazgpu-vllm(1))
+  hello                   says hello
+  run --image IMAGE [options] [-- CMD...]
+hello a b c [x] [c] [json]
+other a [] [] []
+1
+exit 2
+k8shazgpu: unknown command "plain"
+k8shazgpu: unknown command "controller"
+k8shazgpu: unknown command "sim"
+EOF
+
 done_testing
