@@ -14,6 +14,11 @@
 # call die with status 2.
 command -v die >/dev/null 2>&1 || die() { printf '%s: %s\n' "$prog" "$1" >&2; exit "${2:-1}"; }
 
+# jqdir: the jq programs (NAME.jq, loaded with jq -f, modules with -L),
+# in jq/ beside this file: scripts/jq in the tree, libexec/k8shazgpu/jq
+# once installed. The sourcing script found this file as $lib.
+jqdir=${lib%/*}/jq
+
 # ------------------------------------------------------------ options
 
 # One grammar for the options of every group. An option with a value
@@ -101,9 +106,9 @@ get() {
 
 # table JQ: print objects through a jq program yielding arrays, as
 # columns; tabs and line ends inside a cell become spaces, so a cell is
-# never split.
+# never split. JQ may include the modules of jqdir.
 table() {
-	jq -r "$1 | map(tostring | gsub(\"[\\t\\r\\n]\"; \" \")) | join(\"\\t\")" | awk -F '\t' '
+	jq -L "$jqdir" -r "$1 | map(tostring | gsub(\"[\\t\\r\\n]\"; \" \")) | join(\"\\t\")" | awk -F '\t' '
 		{ for (i = 1; i <= NF; i++) { cell[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i) } n = NF > n ? NF : n }
 		END { for (r = 1; r <= NR; r++) { line = ""
 			for (i = 1; i <= n; i++) line = line sprintf(i < n ? "%-" w[i] + 3 "s" : "%s", cell[r, i])
