@@ -224,6 +224,8 @@ install: all
 	install -m 755 scripts/sim-build scripts/sim-node scripts/sim-install \
 		scripts/node-build scripts/oci-image scripts/free-port $(DESTDIR)$(LIBEXECDIR)
 	install -m 644 scripts/cli-lib.sh scripts/sim-lib.sh $(DESTDIR)$(LIBEXECDIR)
+	install -d $(DESTDIR)$(LIBEXECDIR)/jq
+	install -m 644 scripts/jq/*.jq $(DESTDIR)$(LIBEXECDIR)/jq
 	for m in man/*.[178]; do \
 		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	cp -R manifests overlays $(DESTDIR)$(DATADIR)/
