@@ -1,9 +1,10 @@
 /* clock: the monotonic clock, as one number, for deadlines and
- * latencies that must not jump when the wall clock is set.
+ * latencies that must not jump when the wall clock is set; and the wall
+ * clock's seconds as RFC 3339 text, both ways.
  *
- * Defined here, inline, rather than in a clock.c, so that the bench/
- * load clients, built by their scripts with a bare `cc file.c`, can use
- * it by including this header alone.
+ * The monotonic clock is defined here, inline, rather than in clock.c,
+ * so that the bench/ load clients, built by their scripts with a bare
+ * `cc file.c`, can use it by including this header alone.
  *
  * Threads: any thread. */
 #ifndef HAZ_CLOCK_H
@@ -31,5 +32,17 @@ clock_mono_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (long)ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
+
+/* CLOCK_RFC3339_SIZE is the room clock_rfc3339 needs. */
+#define CLOCK_RFC3339_SIZE 32
+
+/* clock_rfc3339 writes unix seconds sec as "2026-11-24T01:02:03Z" (UTC)
+ * into buf (CLOCK_RFC3339_SIZE bytes) and returns buf. */
+char *clock_rfc3339(long long sec, char *buf);
+
+/* clock_parse_rfc3339 returns the unix seconds of s, read as
+ * "YYYY-MM-DDTHH:MM:SS" in UTC (what follows the seconds, a fraction or
+ * an offset, is not read), or 0 when s is NULL or not such a time. */
+double clock_parse_rfc3339(const char *s);
 
 #endif

@@ -3,17 +3,15 @@
 #include <string.h>
 
 #include "err.h"
+#include "fnv.h"
 #include "gpufacts.h"
 #include "nvproc.h"
 
 uint64_t
 gf_hash(const char *buf, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
+	uint64_t h = fnv64(FNV64_BASIS, buf, len);
 
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)buf[i]) * 0x100000001b3ULL;
 	return h ? h : 1;
 }
 

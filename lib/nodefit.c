@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "err.h"
+#include "fnv.h"
+#include "jscan.h"
 #include "kname.h"
 #include "nodefit.h"
 
@@ -523,4 +525,53 @@ nf_digest(const json_t *node)
 	h = fnv_json(h, json_object_get(ann, "agentaflow.gpu/devices"));
 	h = fnv_json(h, json_object_get(ann, "canhazgpu.dev/cost"));
 	return h;
+}
+
+/* raw_hash folds token t of d (its raw text, or its type; -1: absent)
+ * into h, then a byte no JSON text holds, which ends the part. */
+static uint64_t
+raw_hash(uint64_t h, const struct js_doc *d, int t)
+{
+	if (t < 0)
+		h = fnv64(h, "-", 1);
+	else if (d->t[t].type == JS_STRING || d->t[t].type == JS_OBJECT ||
+		d->t[t].type == JS_ARRAY)
+		h = fnv64(h, d->t[t].s, d->t[t].len);
+	else
+		h = fnv64(h, &d->t[t].type, sizeof d->t[t].type);
+	return fnv64(h, "\xff", 1);
+}
+
+/* raw_ready hashes the status of each Ready condition of d into h. */
+static uint64_t
+raw_ready(uint64_t h, const struct js_doc *d)
+{
+	int st = js_raw_get(d, 0, "status"), conds, c, i;
+
+	conds = st < 0 ? -1 : js_raw_get(d, st, "conditions");
+	if (conds < 0 || d->t[conds].type != JS_ARRAY)
+		return h;
+	for (i = 0, c = conds + 1; i < d->t[conds].n; i++, c = d->t[c].next)
+		if (d->t[c].type == JS_OBJECT &&
+			js_raw_eq(d, js_raw_get(d, c, "type"), "Ready"))
+			h = raw_hash(h, d, js_raw_get(d, c, "status"));
+	return h;
+}
+
+uint64_t
+nf_digest_raw(const struct js_doc *d)
+{
+	int md = js_raw_get(d, 0, "metadata"), sp = js_raw_get(d, 0, "spec"),
+	    ann = md < 0 ? -1 : js_raw_get(d, md, "annotations");
+	uint64_t h = FNV64_BASIS;
+
+	h = raw_hash(h, d, md < 0 ? -1 : js_raw_get(d, md, "name"));
+	h = raw_hash(h, d, md < 0 ? -1 : js_raw_get(d, md, "labels"));
+	h = raw_hash(h, d,
+		ann < 0 ? -1 : js_raw_get(d, ann, "agentaflow.gpu/devices"));
+	h = raw_hash(h, d,
+		ann < 0 ? -1 : js_raw_get(d, ann, "canhazgpu.dev/cost"));
+	h = raw_hash(h, d, sp < 0 ? -1 : js_raw_get(d, sp, "taints"));
+	h = raw_hash(h, d, sp < 0 ? -1 : js_raw_get(d, sp, "unschedulable"));
+	return raw_ready(h, d);
 }

@@ -110,4 +110,12 @@ int nf_records(const json_t *node, const json_t *extra_labels, struct jb *out);
  * give the same records. */
 uint64_t nf_digest(const json_t *node);
 
+struct js_doc;
+
+/* nf_digest_raw hashes the same parts of a Node scanned by js_scan
+ * (jscan.h) but never built, each as its raw text: the same text gives
+ * the same hash, so a watch's thread can drop an event that changes none
+ * of them before building anything. Not comparable with nf_digest. */
+uint64_t nf_digest_raw(const struct js_doc *d);
+
 #endif

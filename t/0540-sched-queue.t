@@ -7,7 +7,9 @@
 
 usage='usage: sched-queue [-1v] [-S strategy] [-n namespace] [-m ns/name] [-T tolerations]
                    [-I image] [-B seconds] [-r seconds] [-w writers] [-d statedir]
-                   [-A extended|dra] [--context name] [--kubeconfig file]'
+                   [-A extended|dra] [--context name] [--kubeconfig file]
+       sched-queue -f events [-v] [-S strategy] [-m ns/name] [-T tolerations]
+                   [-I image] [-B seconds] [-A extended|dra]'
 # ARGS: run sched-queue ARGS, which must fail with 2; print its first line
 # of stderr and say whether the usage followed.
 refused() {
