@@ -1,6 +1,8 @@
 /* fnv: FNV-1a, 64 bit: a fast hash of bytes, for digests that tell
  * whether something changed and for spreading keys over a few queues.
- * Not for tables whose keys come from outside (hmap seeds its own). */
+ * Not for tables whose keys come from outside (hmap seeds its own).
+ *
+ * Threads: any thread. */
 #ifndef HAZ_FNV_H
 #define HAZ_FNV_H
 

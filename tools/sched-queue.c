@@ -1068,6 +1068,8 @@ main(int argc, char **argv)
 	pthread_t sigth;
 
 	err_init(argv[0]);
+	/* jansson draws its hash seed here, before any thread starts */
+	json_object_seed(0);
 	parse_opts(argc, argv);
 	if (opt.replay)
 		return replay();
