@@ -217,11 +217,14 @@ TPORT=$(sed -n 's/^listening on 127.0.0.1://p' tls.out)
 S=https://127.0.0.1:$TPORT
 : >tls.log
 # tries CMD...: CMD, then the log's lines since, counted by kind
+# (and CMD's exit status)
 tries() {
-	n=$(wc -l <tls.log)
+	tries_n=$(wc -l <tls.log)
 	"$@"
+	tries_st=$?
 	sleep 0.2
-	tail -n "+$((n + 1))" tls.log | sort | uniq -c | sed 's/^ *//'
+	tail -n "+$((tries_n + 1))" tls.log | sort | uniq -c | sed 's/^ *//'
+	return $tries_st
 }
 
 check_output 'the untrusted certificate: permanent; trusted (-c), the same server answers' '
@@ -232,6 +235,48 @@ check_output 'the untrusted certificate: permanent; trusted (-c), the same serve
 200 ok ok
 1 connect
 1 request GET /x
+EOF
+
+
+check_output 'kube: the untrusted certificate fails, exit 1 (not 75); with the CA in the kubeconfig the request gets through' '
+	for ca in "" "certificate-authority: $SCRATCH/tls.crt"; do
+		printf "%s\n" "apiVersion: v1" "kind: Config" "current-context: t" \
+			"contexts: [{name: t, context: {cluster: c, user: u}}]" \
+			"clusters: [{name: c, cluster: {server: \"$S\", $ca}}]" \
+			"users: [{name: u, user: {token: x}}]" >kc
+		tries unit kube -k kc get /api 2>&1; echo "exit $?"
+	done | sed "s/$TPORT/PORT/"' <<'EOF'
+kube: GET https://127.0.0.1:PORT/api: SSL certificate problem: self-signed certificate
+kind=fail status=0 reason=
+1 connect
+1 handshake failed
+exit 1
+kube: GET /api: invalid JSON answer: '[' or '{' expected near 'ok'
+kind=baddata status=200 reason=
+1 connect
+1 request GET /api
+exit 1
+EOF
+
+# csync DIR: cache-sync -r 1 of plan.ndjson in DIR, its output in DIR.out
+csync() {
+	mkdir -p "$1" && cache-sync -d "$PWD/$1" -f 1% -s "$PWD/no.sock" -r 1 \
+		plan.ndjson >"$1.out" 2>"$1.err"
+}
+check_output 'hf: Untrusted after one try, naming the certificate; cache-sync -r 1 makes one attempt of it, two of an unreachable hub' '
+	tries must_fail 1 unit hf $S hub org/tiny | sed "s/$TPORT/PORT/" &&
+	echo "{\"name\":\"m\",\"type\":\"models\",\"models\":{\"repoId\":\"org/m\"}}" >plan.ndjson &&
+	n=0 && for e in $S http://127.0.0.1:$(free_port); do
+		n=$((n + 1)) && HF_ENDPOINT=$e tries must_fail 1 csync c$n &&
+		jq -c "select(.name) | {phase, attempts, reason}" c$n.out | tail -n 1
+	done' <<'EOF'
+{"reason":"Untrusted","message":"org/tiny@main: https://127.0.0.1:PORT/api/models/org/tiny/revision/main: the server's certificate failed verification: SSL certificate problem: self-signed certificate","resolved":"","files":0,"bytes":0,"fetched":0}
+1 connect
+1 handshake failed
+1 connect
+1 handshake failed
+{"phase":"failed","attempts":1,"reason":"Untrusted"}
+{"phase":"failed","attempts":2,"reason":"Unreachable"}
 EOF
 
 done_testing
