@@ -279,4 +279,26 @@ check_output 'hf: Untrusted after one try, naming the certificate; cache-sync -r
 {"phase":"failed","attempts":2,"reason":"Unreachable"}
 EOF
 
+# one.ndjson: one Node watch event with one unhealthy GPU
+jq -cn '{type: "ADDED", object: {apiVersion: "v1", kind: "Node",
+	metadata: {name: "gpu-6", annotations: {"agentaflow.gpu/devices":
+	([{index: 0, uuid: "GPU-x", product: "NVIDIA H100 80GB HBM3", memory_mib: 81559,
+	   mig: null, health: "unhealthy", held: false, temp_c: 40, ecc_errors: 0,
+	   health_reasons: ["Xid 79"]}] | tojson)}}}}' >one.ndjson
+echo "$S/services/T0/B0/secret" >tls.url
+quiet() { "$@" >/dev/null 2>&1; }
+check_output 'gpu-alert: the untrusted webhook gets one try of -R 3, exit 1, the URL never printed; -1 exits 1, not 75' '
+	tries gpu-alert -R 3 -u tls.url one.ndjson 2>err; echo "exit $?"; cat err; grep -c "$TPORT\|secret\|services" err;
+	NODE_NAME=x tries quiet gpu-alert -1 -R 2 -u tls.url; echo "exit $?"' <<'EOF'
+{"kind":"alert","node":"gpu-6","device":"GPU-x","event":"unhealthy","sent":false,"tries":1}
+1 connect
+1 handshake failed
+exit 1
+gpu-alert: node gpu-6 device GPU-x: unhealthy alert dropped after 1 try: webhook of file tls.url: certificate failed verification: SSL peer certificate or SSH remote key was not OK
+0
+1 connect
+1 handshake failed
+exit 1
+EOF
+
 done_testing
