@@ -5,7 +5,8 @@
 # without LF, control and non-ASCII bytes, too many and too big fields),
 # origins and joined URLs; then a real HTTPS server on 127.0.0.1 whose
 # certificate no client trusts (t/tlsserve): a verification failure is
-# permanent, and hf, gpu-alert and cache-sync make one try, not more.
+# permanent, and kube, hf, cache-sync, gpu-alert and diff-pack --check
+# make one try, not more.
 . "$(dirname "$0")/lib.sh"
 
 check_output 'the verdict of every curl code named, and of HTTP statuses' 'unit http classify' <<'EOF'
@@ -226,6 +227,9 @@ tries() {
 	tail -n "+$((tries_n + 1))" tls.log | sort | uniq -c | sed 's/^ *//'
 	return $tries_st
 }
+# quiet CMD...: CMD without its output; errs CMD...: its messages alone
+quiet() { "$@" >/dev/null 2>&1; }
+errs() { "$@" 2>&1 >/dev/null; }
 
 check_output 'the untrusted certificate: permanent; trusted (-c), the same server answers' '
 	tries unit http get $S/x && tries unit http get -c tls.crt $S/x' <<'EOF'
@@ -286,7 +290,6 @@ jq -cn '{type: "ADDED", object: {apiVersion: "v1", kind: "Node",
 	   mig: null, health: "unhealthy", held: false, temp_c: 40, ecc_errors: 0,
 	   health_reasons: ["Xid 79"]}] | tojson)}}}}' >one.ndjson
 echo "$S/services/T0/B0/secret" >tls.url
-quiet() { "$@" >/dev/null 2>&1; }
 check_output 'gpu-alert: the untrusted webhook gets one try of -R 3, exit 1, the URL never printed; -1 exits 1, not 75' '
 	tries gpu-alert -R 3 -u tls.url one.ndjson 2>err; echo "exit $?"; cat err; grep -c "$TPORT\|secret\|services" err;
 	NODE_NAME=x tries quiet gpu-alert -1 -R 2 -u tls.url; echo "exit $?"' <<'EOF'
@@ -296,6 +299,23 @@ check_output 'gpu-alert: the untrusted webhook gets one try of -R 3, exit 1, the
 exit 1
 gpu-alert: node gpu-6 device GPU-x: unhealthy alert dropped after 1 try: webhook of file tls.url: certificate failed verification: SSL peer certificate or SSH remote key was not OK
 0
+1 connect
+1 handshake failed
+exit 1
+EOF
+
+# diff-pack --check: a registry named by a loopback name is spoken to
+# over http, so this one is named 0.0.0.0, which reaches the server on
+# 127.0.0.1 over https
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com \
+	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com \
+	GIT_CONFIG_NOSYSTEM=1 HOME=$SCRATCH/home GIT_CEILING_DIRECTORIES=$SCRATCH
+git init -q -b main up && mkdir up/vllm && echo 'x = 1' >up/vllm/__init__.py &&
+	git -C up add -A && git -C up commit -qm one && git clone -q --bare up up.git &&
+	git clone -q up.git work || { echo "Bail out! no checkout"; exit 1; }
+check_output 'diff-pack --check: the untrusted registry refused after one try, exit 1, not 75' '
+	NO_PROXY=0.0.0.0 tries errs diff-pack -C work --check -i "0.0.0.0:$TPORT/x:tag"; echo "exit $?"' <<EOF
+diff-pack: https://0.0.0.0:$TPORT: SSL certificate problem: self-signed certificate
 1 connect
 1 handshake failed
 exit 1
