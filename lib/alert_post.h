@@ -13,14 +13,17 @@ struct alert_post;
 
 struct wh_result {
 	long status;        /* HTTP status, 0 when no answer */
-	int retry;          /* worth another try: no answer, 429, 5xx */
+	int retry;          /* worth another try (http_classify): 429,
+			       5xx, no answer but for a certificate that
+			       fails verification or an unusable URL */
 	double retry_after; /* seconds the server asked to wait, or -1 */
 	char why[160];      /* "" when delivered */
 };
 
 /* wh_new returns a poster whose tries each last at most timeout
  * seconds (connection included); it keeps its connection between
- * posts. Call curl_global_init before, from the main thread. */
+ * posts, and sets libcurl up itself (http_global_init). A poster is
+ * used by one thread at a time. */
 struct alert_post *wh_new(double timeout);
 void wh_free(struct alert_post *p);
 
@@ -31,7 +34,7 @@ int wh_post(struct alert_post *p, const char *url, const char *body,
 
 /* wh_retry_after parses a Retry-After value: delay-seconds or an
  * HTTP-date (then relative to now, a Unix time). -1 when it is
- * neither. */
+ * neither. It is http_retry_after. */
 double wh_retry_after(const char *value, double now);
 
 #endif

@@ -8,8 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "alert_post.h"
 #include "alert_send.h"
 #include "err.h"
@@ -322,10 +320,6 @@ as_start(struct alert_url *u, const struct as_opts *o)
 	s->url = u;
 	s->q = ecalloc(o->queue, sizeof *s->q);
 	s->accepted = ecalloc((size_t)o->per_minute, sizeof *s->accepted);
-	/* curl_global_init counts its callers: a kube client beside us
-	 * keeps its own count */
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		err_die(HAZ_FAIL, "curl_global_init failed");
 	s->post = wh_new(o->timeout);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -353,7 +347,6 @@ as_finish(struct alert_sender *s)
 			s->missing_dropped, s->missing_dropped == 1 ? "" : "s");
 	status = !s->failed ? HAZ_OK : s->failed_temp ? HAZ_TEMP : HAZ_FAIL;
 	wh_free(s->post);
-	curl_global_cleanup();
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s->q);

@@ -30,6 +30,7 @@ static const char *const reason_names[CK_NREASONS] = {
 	[CK_IO] = "IOError",
 	[CK_CANCELLED] = "Cancelled",
 	[CK_SERVER] = "ServerError",
+	[CK_UNTRUSTED] = "Untrusted",
 };
 
 const char *

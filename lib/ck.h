@@ -19,7 +19,7 @@
 enum ck_reason {
 	CK_OK = 0,
 	CK_INVALID,      /* InvalidItem: a plan item the tool cannot use */
-	CK_UNREACHABLE,  /* Unreachable: connect, DNS or TLS failed */
+	CK_UNREACHABLE,  /* Unreachable: connect, DNS or TLS handshake failed */
 	CK_UNAUTHORIZED, /* Unauthorized: 401/403, or the runtime said so */
 	CK_NOT_FOUND,    /* NotFound: tag, branch, commit, repo or file */
 	CK_CHECKSUM,     /* ChecksumMismatch: content is not what was named */
@@ -31,13 +31,15 @@ enum ck_reason {
 	CK_IO,           /* IOError: a local file operation failed */
 	CK_CANCELLED,    /* Cancelled: the progress callback said stop */
 	CK_SERVER,       /* ServerError: 5xx, a bad answer from the server */
+	CK_UNTRUSTED,    /* Untrusted: the server's certificate refused */
 	CK_NREASONS
 };
 
 const char *ck_reason_name(enum ck_reason r);
 
 /* ck_transient: worth another attempt in the same run (unreachable,
- * timeout, truncated, server error). */
+ * timeout, truncated, server error); an untrusted certificate is not:
+ * the same server presents it again. */
 int ck_transient(enum ck_reason r);
 
 /* The outcome of one sync of one item. The functions that sync an item

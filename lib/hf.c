@@ -24,7 +24,7 @@
 #include <openssl/evp.h>
 
 #include "err.h"
-#include "noproxy.h"
+#include "http.h"
 
 #define DEFAULT_ENDPOINT "https://huggingface.co"
 #define DEFAULT_TIMEOUT_S 300
@@ -294,18 +294,6 @@ blob_held(const struct repo *r, const char *etag, uint64_t size)
 
 /* ---- the HTTP client ------------------------------------------------ */
 
-/* What one response's headers said. */
-struct answer {
-	long code;
-	char error_code[64];  /* X-Error-Code */
-	char error_msg[200];  /* X-Error-Message */
-	char ratelimit[160];  /* RateLimit */
-	char retry_after[32]; /* Retry-After */
-	char commit[64];      /* X-Repo-Commit */
-	char range[96];       /* Content-Range */
-	char *next;           /* Link: <URL>; rel="next" */
-};
-
 struct client {
 	CURL *h;
 	char err[CURL_ERROR_SIZE];
@@ -314,53 +302,9 @@ struct client {
 	const char *token;
 	const char *repo;
 	long timeout;
-	struct answer an;
-	char *url; /* the last URL asked, after redirects */
+	struct http_headers hdr; /* the last answer's */
+	char *url;               /* the last URL asked, after redirects */
 };
-
-/* origin_of gives "scheme://host:port" of url (lowercase host), or NULL. */
-static char *
-origin_of(const char *url)
-{
-	CURLU *u = curl_url();
-	char *scheme = NULL, *host = NULL, *port = NULL, *out = NULL;
-
-	if (!u)
-		return NULL;
-	if (curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
-		curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-		curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
-		curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) ==
-			CURLUE_OK) {
-		for (char *p = host; *p; p++)
-			if (*p >= 'A' && *p <= 'Z')
-				*p = (char)(*p - 'A' + 'a');
-		out = easprintf("%s://%s:%s", scheme, host, port);
-	}
-	curl_free(scheme);
-	curl_free(host);
-	curl_free(port);
-	curl_url_cleanup(u);
-	return out;
-}
-
-/* url_join resolves ref (absolute or relative) against base. */
-static char *
-url_join(const char *base, const char *ref)
-{
-	CURLU *u = curl_url();
-	char *s = NULL, *out = NULL;
-
-	if (!u)
-		return NULL;
-	if (curl_url_set(u, CURLUPART_URL, base, 0) == CURLUE_OK &&
-		curl_url_set(u, CURLUPART_URL, ref, 0) == CURLUE_OK &&
-		curl_url_get(u, CURLUPART_URL, &s, 0) == CURLUE_OK)
-		out = estrdup(s);
-	curl_free(s);
-	curl_url_cleanup(u);
-	return out;
-}
 
 static int
 client_init(struct client *c, const struct hf_item *it)
@@ -373,20 +317,14 @@ client_init(struct client *c, const struct hf_item *it)
 	while (n > 0 && e[n - 1] == '/')
 		n--;
 	c->endpoint = easprintf("%.*s", (int)n, e);
-	c->origin = origin_of(c->endpoint);
+	c->origin = http_origin(c->endpoint);
 	c->token = it->token && *it->token ? it->token : NULL;
 	c->repo = it->repo_id;
 	c->timeout = it->timeout_s > 0 ? it->timeout_s : DEFAULT_TIMEOUT_S;
+	http_global_init();
 	if (!(c->h = curl_easy_init()))
 		err_die(HAZ_FAIL, "curl_easy_init failed");
 	return c->origin ? 0 : -1;
-}
-
-static void
-answer_clear(struct answer *a)
-{
-	free(a->next);
-	memset(a, 0, sizeof *a);
 }
 
 static void
@@ -394,10 +332,19 @@ client_free(struct client *c)
 {
 	if (c->h)
 		curl_easy_cleanup(c->h);
-	answer_clear(&c->an);
+	http_headers_clear(&c->hdr);
 	free(c->endpoint);
 	free(c->origin);
 	free(c->url);
+}
+
+/* header returns the last answer's field name, or "". */
+static const char *
+header(const struct client *c, const char *name)
+{
+	const char *v = http_header(&c->hdr, name);
+
+	return v ? v : "";
 }
 
 /* link_next finds the target of rel="next" in a Link header value. */
@@ -420,51 +367,16 @@ link_next(const char *v)
 	return NULL;
 }
 
-/* on_header records the headers hf reads, starting afresh at each
- * response's status line. */
-static size_t
-on_header(char *p, size_t size, size_t n, void *arg)
+/* next_page: the last answer's rel="next" target (its Link fields in
+ * order), malloc'd, or NULL. */
+static char *
+next_page(const struct client *c)
 {
-	struct answer *a = arg;
-	size_t len = size * n, k = len;
-	char *line, *colon, *v;
+	char *links = http_header_list(&c->hdr, "Link");
+	char *next = links ? link_next(links) : NULL;
 
-	if (len >= 5 && !strncmp(p, "HTTP/", 5)) {
-		answer_clear(a);
-		if (sscanf(p, "HTTP/%*s %ld", &a->code) != 1)
-			a->code = 0;
-		return len;
-	}
-	line = emalloc(len + 1);
-	memcpy(line, p, len);
-	line[k] = 0;
-	while (k > 0 &&
-		(line[k - 1] == '\r' || line[k - 1] == '\n' ||
-			line[k - 1] == ' ' || line[k - 1] == '\t'))
-		line[--k] = 0;
-	if (!(colon = strchr(line, ':'))) {
-		free(line);
-		return len;
-	}
-	*colon = 0;
-	for (v = colon + 1; *v == ' ' || *v == '\t'; v++)
-		;
-	if (!strcasecmp(line, "X-Error-Code"))
-		snprintf(a->error_code, sizeof a->error_code, "%s", v);
-	else if (!strcasecmp(line, "X-Error-Message"))
-		snprintf(a->error_msg, sizeof a->error_msg, "%s", v);
-	else if (!strcasecmp(line, "RateLimit"))
-		snprintf(a->ratelimit, sizeof a->ratelimit, "%s", v);
-	else if (!strcasecmp(line, "Retry-After"))
-		snprintf(a->retry_after, sizeof a->retry_after, "%s", v);
-	else if (!strcasecmp(line, "X-Repo-Commit"))
-		snprintf(a->commit, sizeof a->commit, "%s", v);
-	else if (!strcasecmp(line, "Content-Range"))
-		snprintf(a->range, sizeof a->range, "%s", v);
-	else if (!strcasecmp(line, "Link") && !a->next)
-		a->next = link_next(v);
-	free(line);
-	return len;
+	free(links);
+	return next;
 }
 
 /* A body sink: write(arg, bytes, n) returns 0 or -1 to stop. */
@@ -483,47 +395,38 @@ on_body(char *p, size_t size, size_t n, void *arg)
 {
 	struct xfer *x = arg;
 
-	if (x->c->an.code < 200 || x->c->an.code > 299)
+	if (x->c->hdr.status < 200 || x->c->hdr.status > 299)
 		return size * n;
 	return x->sink(x->arg, p, size * n) < 0 ? 0 : size * n;
 }
 
 /* get sends GET url (and follows redirects, up to MAX_REDIRECTS, itself:
  * the token goes only to the endpoint's own origin). extra: a header
- * line or NULL. On return c->an holds the last answer's headers and
+ * line or NULL. On return c->hdr holds the last answer's header and
  * c->url the last URL. xferinfo may be NULL. */
 static CURLcode
 get(struct client *c, const char *url, const char *extra, sink_fn *sink,
 	void *arg, curl_xferinfo_callback xferinfo, void *xarg)
 {
 	struct xfer x = {c, sink, arg};
+	struct http_opts o = {.agent = "k8shazgpu/" HAZ_VERSION,
+		.errbuf = c->err,
+		.connect_ms = c->timeout * 1000,
+		.stall_s = c->timeout,
+		.keepidle_s = 60,
+		.keepintvl_s = 60,
+		.headers = &c->hdr};
 	CURLcode rc = CURLE_OK;
 
 	free(c->url);
 	c->url = estrdup(url);
 	for (int hop = 0; hop <= MAX_REDIRECTS; hop++) {
 		struct curl_slist *hdrs = NULL;
-		char *auth = NULL, *origin = origin_of(c->url), *loc = NULL;
+		char *auth = NULL, *origin = http_origin(c->url), *loc = NULL;
 
-		curl_easy_reset(c->h);
-		answer_clear(&c->an);
-		c->err[0] = 0;
-		curl_easy_setopt(c->h, CURLOPT_URL, c->url);
-		curl_easy_setopt(c->h, CURLOPT_ERRORBUFFER, c->err);
-		curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c->h, CURLOPT_USERAGENT,
-			"k8shazgpu/" HAZ_VERSION);
-		curl_easy_setopt(c->h, CURLOPT_PROTOCOLS_STR, "http,https");
-		curl_easy_setopt(c->h, CURLOPT_FOLLOWLOCATION, 0L);
-		curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT, c->timeout);
-		curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-		curl_easy_setopt(c->h, CURLOPT_LOW_SPEED_TIME, c->timeout);
-		curl_easy_setopt(c->h, CURLOPT_TCP_KEEPALIVE, 1L);
+		http_setup(c->h, c->url, &o);
 		/* fewer, larger writes: the blob is hashed as it is written */
 		curl_easy_setopt(c->h, CURLOPT_BUFFERSIZE, (long)BUFFER_BYTES);
-		noproxy_loopback(c->h);
-		curl_easy_setopt(c->h, CURLOPT_HEADERFUNCTION, on_header);
-		curl_easy_setopt(c->h, CURLOPT_HEADERDATA, &c->an);
 		curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
 		curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &x);
 		if (xferinfo) {
@@ -546,8 +449,8 @@ get(struct client *c, const char *url, const char *extra, sink_fn *sink,
 			free(auth);
 		}
 		free(origin);
-		if (rc != CURLE_OK || c->an.code < 300 || c->an.code > 399 ||
-			c->an.code == 304)
+		if (rc != CURLE_OK || c->hdr.status < 300 ||
+			c->hdr.status > 399 || c->hdr.status == 304)
 			return rc;
 		curl_easy_getinfo(c->h, CURLINFO_REDIRECT_URL, &loc);
 		if (!loc)
@@ -566,8 +469,9 @@ shown_url(const struct client *c, char *buf, size_t n)
 	return buf;
 }
 
-/* transport_fail fills res after curl gave up. what names the request
- * for the message ("org/name@main", "org/name: file"). */
+/* transport_fail fills res after curl gave up, its reason transient or
+ * not as http_classify says (a refused certificate is not). what names
+ * the request for the message ("org/name@main", "org/name: file"). */
 static int
 transport_fail(struct client *c, CURLcode rc, const char *what,
 	struct ck_result *res)
@@ -576,22 +480,21 @@ transport_fail(struct client *c, CURLcode rc, const char *what,
 	const char *why = c->err[0] ? c->err : curl_easy_strerror(rc);
 
 	shown_url(c, u, sizeof u);
-	switch (rc) {
-	case CURLE_OPERATION_TIMEDOUT:
+	switch (http_classify(rc, 0)) {
+	case HTTP_V_TIMEOUT:
 		return ck_fail(res, CK_TIMEOUT,
 			"%s: no progress for %ld s (%s)", what, c->timeout, u);
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_COULDNT_RESOLVE_PROXY:
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_PEER_FAILED_VERIFICATION:
-	case CURLE_SSL_CACERT_BADFILE:
-	case CURLE_SSL_CERTPROBLEM:
-	case CURLE_SSL_ISSUER_ERROR:
-	case CURLE_SEND_ERROR:
+	case HTTP_V_UNREACHABLE:
 		return ck_fail(res, CK_UNREACHABLE, "%s: %s unreachable: %s",
 			what, u, why);
-	case CURLE_ABORTED_BY_CALLBACK:
+	case HTTP_V_UNTRUSTED:
+		return ck_fail(res, CK_UNTRUSTED,
+			"%s: %s: the server's certificate failed verification: "
+			"%s",
+			what, u, why);
+	case HTTP_V_LOCAL:
+		return ck_fail(res, CK_INVALID, "%s: %s: %s", what, u, why);
+	case HTTP_V_STOPPED:
 		return ck_fail(res, CK_CANCELLED, "%s: stopped", what);
 	default: return ck_fail(res, CK_SERVER, "%s: %s: %s", what, u, why);
 	}
@@ -600,10 +503,11 @@ transport_fail(struct client *c, CURLcode rc, const char *what,
 /* reset_seconds: the seconds until a rate limit resets, from the hub's
  * RateLimit header ("api";r=0;t=55) or Retry-After; -1 when neither. */
 static long
-reset_seconds(const struct answer *a)
+reset_seconds(const struct client *c)
 {
-	const char *t = strstr(a->ratelimit, "t=");
+	const char *t = strstr(header(c, "RateLimit"), "t=");
 	char *end;
+	double secs;
 	long v;
 
 	if (t) {
@@ -611,8 +515,8 @@ reset_seconds(const struct answer *a)
 		if (end != t + 2 && v >= 0)
 			return v;
 	}
-	v = strtol(a->retry_after, &end, 10);
-	return end != a->retry_after && v >= 0 ? v : -1;
+	secs = http_retry_after(header(c, "Retry-After"), (double)time(NULL));
+	return secs < 0 ? -1 : secs < (double)LONG_MAX ? (long)secs : LONG_MAX;
 }
 
 /* http_fail fills res for a response that is not what was asked for.
@@ -622,38 +526,38 @@ static int
 http_fail(struct client *c, const char *what, const char *not_found,
 	struct ck_result *res)
 {
-	struct answer *a = &c->an;
-	char u[512], msg[240] = "";
-	long secs;
+	long code = c->hdr.status, secs;
+	char u[512], emsg[200], msg[240] = "";
 
 	shown_url(c, u, sizeof u);
-	if (a->error_msg[0])
-		snprintf(msg, sizeof msg, ": %s", err_clean(a->error_msg));
-	if (!strcmp(a->error_code, "RepoNotFound"))
+	snprintf(emsg, sizeof emsg, "%s", header(c, "X-Error-Message"));
+	if (emsg[0])
+		snprintf(msg, sizeof msg, ": %s", err_clean(emsg));
+	if (!strcmp(header(c, "X-Error-Code"), "RepoNotFound"))
 		return ck_fail(res, CK_NOT_FOUND,
 			"%s: repository not found at %s%s", c->repo,
 			c->endpoint,
 			c->token ? ""
 				 : " (if it is private or gated: set "
 				   "HF_TOKEN)");
-	if (a->code == 401 || a->code == 403)
+	if (code == 401 || code == 403)
 		return ck_fail(res, CK_UNAUTHORIZED,
-			"%s: HTTP %ld from %s%s: %s", what, a->code, u, msg,
+			"%s: HTTP %ld from %s%s: %s", what, code, u, msg,
 			c->token ? "the token (HF_TOKEN) was refused"
 				 : "set HF_TOKEN");
-	if (a->code == 404)
+	if (code == 404)
 		return ck_fail(res, CK_NOT_FOUND, "%s", not_found);
-	if (a->code == 429) {
+	if (code == 429) {
 		char wait[64] = "";
-		if ((secs = reset_seconds(a)) >= 0)
+		if ((secs = reset_seconds(c)) >= 0)
 			snprintf(wait, sizeof wait,
 				"; the limit resets in %ld s", secs);
 		return ck_fail(res, CK_SERVER,
 			"%s: rate limited (HTTP 429)%s%s", what, wait,
 			c->token ? "" : "; HF_TOKEN raises it");
 	}
-	return ck_fail(res, CK_SERVER, "%s: HTTP %ld from %s%s", what, a->code,
-		u, msg);
+	return ck_fail(res, CK_SERVER, "%s: HTTP %ld from %s%s", what, code, u,
+		msg);
 }
 
 struct buf {
@@ -698,7 +602,7 @@ api_get(struct client *c, const char *url, const char *what,
 			shown_url(c, u, sizeof u), API_MAX_BYTES);
 	else if (rc != CURLE_OK)
 		transport_fail(c, rc, what, res);
-	else if (c->an.code < 200 || c->an.code > 299)
+	else if (c->hdr.status < 200 || c->hdr.status > 299)
 		http_fail(c, what, not_found, res);
 	else if (!(j = json_loadb(b.p ? b.p : "", b.len, JSON_ALLOW_NUL, &je)))
 		ck_fail(res, CK_SERVER, "%s: %s: not JSON: %s", what,
@@ -885,7 +789,7 @@ hf_resolve(const struct hf_item *it, struct hf_plan *plan,
 	struct client c;
 	struct repo r;
 	const char *rev, *sha;
-	char what[400], nf[600], *url = NULL, *erev, *s;
+	char what[400], nf[600], *url = NULL, *erev, *s, *next;
 	struct hf_plan p = {0};
 	size_t cap = 0;
 	json_t *j;
@@ -951,8 +855,9 @@ hf_resolve(const struct hf_item *it, struct hf_plan *plan,
 		json_decref(j);
 		free(url);
 		url = NULL;
-		if (c.an.next) {
-			url = url_join(c.url, c.an.next);
+		if ((next = next_page(&c))) {
+			url = http_url_join(c.url, next);
+			free(next);
 			if (!url || !strcmp(url, c.url)) {
 				ck_fail(res, CK_SERVER,
 					"%s: a bad next page link", what);
@@ -1213,20 +1118,21 @@ fail_io(struct blob *b, const char *doing)
 static int
 body_start(struct blob *b)
 {
-	struct answer *a = &b->fx->c.an;
+	const struct client *c = &b->fx->c;
+	const char *range = header(c, "Content-Range");
 	unsigned long long from;
 
 	b->started = 1;
-	if (a->code == 200 && b->have > 0)
+	if (c->hdr.status == 200 && b->have > 0)
 		return restart(b) < 0 ? fail_io(b, "restart") : 0;
-	if (a->code != 206)
+	if (c->hdr.status != 206)
 		return 0;
-	if (sscanf(a->range, "bytes %llu-", &from) != 1 || from != b->have) {
+	if (sscanf(range, "bytes %llu-", &from) != 1 || from != b->have) {
 		b->why = CK_SERVER;
 		snprintf(b->why_msg, sizeof b->why_msg,
 			"%s: %s: Content-Range \"%.40s\" for a request from byte "
 			"%llu",
-			b->fx->it->repo_id, b->f->path, a->range,
+			b->fx->it->repo_id, b->f->path, range,
 			(unsigned long long)b->have);
 		return -1;
 	}
@@ -1394,7 +1300,7 @@ again:
 			(unsigned long long)b->f->size);
 		goto out;
 	}
-	if (c->an.code == 416 && b->have > 0 && tries++ == 0) {
+	if (c->hdr.status == 416 && b->have > 0 && tries++ == 0) {
 		/* the server cannot resume this: start over once */
 		if (restart(b) < 0) {
 			fail_io(b, "restart");
@@ -1403,7 +1309,7 @@ again:
 		}
 		goto again;
 	}
-	if (c->an.code >= 200 && c->an.code <= 299 &&
+	if (c->hdr.status >= 200 && c->hdr.status <= 299 &&
 		(cc == CURLE_OK || cc == CURLE_PARTIAL_FILE ||
 			cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING ||
 			cc == CURLE_OPERATION_TIMEDOUT)) {
@@ -1429,7 +1335,7 @@ again:
 		char what[300];
 		snprintf(what, sizeof what, "%s: %s", repo, b->f->path);
 		transport_fail(c, cc, what, res);
-	} else if (c->an.code >= 300 && c->an.code <= 399) {
+	} else if (c->hdr.status >= 300 && c->hdr.status <= 399) {
 		ck_fail(res, CK_SERVER, "%s: %s: over %d redirects", repo,
 			b->f->path, MAX_REDIRECTS);
 	} else {

@@ -42,15 +42,19 @@
  * CK_NOT_FOUND naming the repository, revision or file; 429 CK_SERVER
  * with the seconds until the limit resets when the hub says; other
  * 4xx/5xx and answers that are not what the protocol says CK_SERVER;
- * connect, DNS and TLS failures CK_UNREACHABLE; no byte for timeout_s
+ * connect, DNS and TLS handshake failures CK_UNREACHABLE; a server
+ * certificate that fails verification (or a CA file that cannot be
+ * read) CK_UNTRUSTED, which is not transient; no byte for timeout_s
  * seconds CK_TIMEOUT; an unusable repository id or revision, or a file
  * path from the listing that could leave the snapshot ("..", a leading
  * "/", a backslash, a NUL, a control character), CK_INVALID before
- * anything is written. Messages never hold the token.
+ * anything is written, and so is a URL whose scheme curl cannot use.
+ * Whether a transfer that failed is worth retrying is lib/http's
+ * verdict. Messages never hold the token.
  *
- * Threads: each call has its own curl handle; the caller runs
- * curl_global_init before the first call and curl_global_cleanup after
- * the last. Two calls may fetch the same repository at once (each blob
+ * Threads: each call has its own curl handle, and sets libcurl up
+ * through http_global_init (once per process, cleaned up at exit). Two
+ * calls may fetch the same repository at once (each blob
  * is downloaded under an flock of .locks/models--ORG--NAME/ETAG.lock, as
  * huggingface_hub locks it), but hf_remove must not run alongside a
  * fetch of the same repository. */

@@ -14,9 +14,9 @@
 
 #include "clock.h"
 #include "err.h"
+#include "http.h"
 #include "jbuf.h"
 #include "kube.h"
-#include "noproxy.h"
 
 #define LINE_MAX_BYTES (64L << 20)   /* a longer watch line is refused */
 #define BODY_MAX_BYTES (1024L << 20) /* a larger answer is refused */
@@ -38,8 +38,6 @@ struct kube {
 	json_t *resources; /* flattened discovery, NULL until needed */
 	char errbuf[CURL_ERROR_SIZE];
 };
-
-static int curl_users;
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -114,10 +112,10 @@ pathonly(const char *path)
 	return (int)strcspn(path, "?");
 }
 
-/* http_error fills e from a non-2xx answer, using its Status object when
- * the body is one. A temporary failure names the server too. */
+/* status_error fills e from a non-2xx answer, using its Status object
+ * when the body is one. A temporary failure names the server too. */
 static void
-http_error(struct kube_error *e, const struct kube *k, long code,
+status_error(struct kube_error *e, const struct kube *k, long code,
 	const char *method, const char *path, const char *body, size_t len)
 {
 	enum kube_errkind kind = KUBE_EAPI;
@@ -126,7 +124,7 @@ http_error(struct kube_error *e, const struct kube *k, long code,
 	const char *reason = json_string_value(json_object_get(st, "reason"));
 	const char *server = "";
 
-	if (code == 429 || code >= 500) {
+	if (http_class(http_classify(CURLE_OK, code)) == HTTP_RETRY) {
 		kind = KUBE_ETEMP;
 		server = k->cfg->server;
 	} else if (code == 410) {
@@ -147,32 +145,21 @@ http_error(struct kube_error *e, const struct kube *k, long code,
 	json_decref(st);
 }
 
-/* transport_error fills e after curl gave up on a request. */
+/* transport_error fills e after curl gave up on a request: temporary
+ * or not as http_classify says (a refused certificate is not), a time
+ * out at the deadline KUBE_EDEADLINE. */
 static void
 transport_error(struct kube *k, CURLcode rc, const char *method,
 	const char *path, struct kube_error *e)
 {
-	enum kube_errkind kind = KUBE_ETEMP;
+	enum http_verdict v = http_classify(rc, 0);
+	enum kube_errkind kind = http_class(v) == HTTP_RETRY ? KUBE_ETEMP
+							     : KUBE_EFAIL;
 	const char *why = k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc);
 
-	switch (rc) {
-	case CURLE_OPERATION_TIMEDOUT:
-		if (k->deadline && clock_mono() >= k->deadline - 0.001)
-			kind = KUBE_EDEADLINE;
-		break;
-	case CURLE_PEER_FAILED_VERIFICATION:
-	case CURLE_SSL_CERTPROBLEM:
-	case CURLE_SSL_CACERT_BADFILE:
-	case CURLE_SSL_CIPHER:
-	case CURLE_SSL_ISSUER_ERROR:
-	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-	case CURLE_URL_MALFORMAT:
-	case CURLE_UNSUPPORTED_PROTOCOL:
-	case CURLE_BAD_FUNCTION_ARGUMENT:
-	case CURLE_OUT_OF_MEMORY:
-	case CURLE_NOT_BUILT_IN: kind = KUBE_EFAIL; break;
-	default: break;
-	}
+	if (v == HTTP_V_TIMEOUT && k->deadline &&
+		clock_mono() >= k->deadline - 0.001)
+		kind = KUBE_EDEADLINE;
 	seterr(e, kind, 0, "%s %s%.*s: %s", method, k->cfg->server,
 		pathonly(path), path, why);
 }
@@ -184,8 +171,7 @@ kube_new(struct kc_config *cfg)
 {
 	struct kube *k = ecalloc(1, sizeof *k);
 
-	if (curl_users++ == 0 && curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
-		err_die(HAZ_FAIL, "curl_global_init failed");
+	http_global_init();
 	k->cfg = cfg;
 	k->timeout_ms = 30000;
 	k->h = curl_easy_init();
@@ -202,8 +188,6 @@ kube_free(struct kube *k)
 	curl_easy_cleanup(k->h);
 	json_decref(k->resources);
 	free(k);
-	if (--curl_users == 0)
-		curl_global_cleanup();
 }
 
 const char *
@@ -284,6 +268,11 @@ prepare(struct kube *k, const char *method, const char *path,
 {
 	struct curl_slist *hdrs = NULL;
 	double left = kube_seconds_left(k);
+	struct http_opts o = {.agent = "k8shazgpu/" HAZ_VERSION,
+		.errbuf = k->errbuf,
+		.connect_ms = CONNECT_MS,
+		.keepidle_s = 30,
+		.keepintvl_s = 10};
 	char *url, *auth;
 
 	if (left <= 0) {
@@ -293,21 +282,10 @@ prepare(struct kube *k, const char *method, const char *path,
 	}
 	if (k->deadline && (timeout_ms == 0 || left * 1000 < timeout_ms))
 		timeout_ms = (long)(left * 1000) + 1;
-	curl_easy_reset(k->h);
+	o.timeout_ms = timeout_ms;
 	url = kube_url(k, path);
-	curl_easy_setopt(k->h, CURLOPT_URL, url);
+	http_setup(k->h, url, &o);
 	free(url);
-	k->errbuf[0] = '\0';
-	curl_easy_setopt(k->h, CURLOPT_ERRORBUFFER, k->errbuf);
-	curl_easy_setopt(k->h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(k->h, CURLOPT_USERAGENT, "k8shazgpu/" HAZ_VERSION);
-	curl_easy_setopt(k->h, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_MS);
-	curl_easy_setopt(k->h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPIDLE, 30L);
-	curl_easy_setopt(k->h, CURLOPT_TCP_KEEPINTVL, 10L);
-	curl_easy_setopt(k->h, CURLOPT_PROTOCOLS_STR, "https,http");
-	noproxy_loopback(k->h);
 	set_tls(k);
 	hdrs = curl_slist_append(hdrs, accept);
 	kc_refresh_token(k->cfg);
@@ -398,7 +376,7 @@ request(struct kube *k, const char *method, const char *path,
 	else if (rc != CURLE_OK)
 		transport_error(k, rc, method, path, e);
 	else if (code < 200 || code > 299)
-		http_error(e, k, code, method, path, b.p, b.len);
+		status_error(e, k, code, method, path, b.p, b.len);
 	else if (!(out = json_loadb(b.p ? b.p : "", b.len, 0, &jerr)))
 		seterr(e, KUBE_EBADDATA, code,
 			"%s %.*s: invalid JSON answer: %s", method,
@@ -769,7 +747,7 @@ stream_end(struct stream *s, CURLcode rc)
 	if (!s->code)
 		curl_easy_getinfo(s->k->h, CURLINFO_RESPONSE_CODE, &s->code);
 	if (s->code < 200 || s->code > 299) {
-		http_error(s->e, s->k, s->code, "GET", s->path, s->errbody.p,
+		status_error(s->e, s->k, s->code, "GET", s->path, s->errbody.p,
 			s->errbody.len);
 		return -1;
 	}

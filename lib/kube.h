@@ -6,7 +6,9 @@
  * certificates and keys are handed to libcurl from memory; bearer tokens
  * go in an Authorization header and are never printed.
  *
- * Every call makes one attempt; retrying is the caller's business. A call
+ * Every call makes one attempt; retrying is the caller's business, and
+ * whether a failure is worth it is lib/http's verdict (KUBE_ETEMP): a
+ * server certificate that fails verification is KUBE_EFAIL. A call
  * that fails fills a struct kube_error whose msg is one line, without the
  * program name, ready for err_warn("%s", e.msg):
  *   GET /api/v1/pods: 403 Forbidden: pods is forbidden: User "x" cannot ...
@@ -53,8 +55,10 @@ int kube_exit_status(const struct kube_error *e);
 struct kube;
 
 /* kube_new returns a client for cfg, which it borrows (cfg must outlive
- * the client). The first client initialises libcurl, the last kube_free
- * cleans it up. */
+ * the client). It sets libcurl up through http_global_init (once per
+ * process, from whichever thread comes first; cleaned up at exit), so
+ * clients may be made and freed in several threads at once. A client is
+ * used by one thread at a time. */
 struct kube *kube_new(struct kc_config *cfg);
 void kube_free(struct kube *k);
 

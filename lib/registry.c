@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "err.h"
-#include "noproxy.h"
+#include "http.h"
 
 #define ACCEPT                                                                 \
 	"Accept: application/vnd.oci.image.index.v1+json, "                    \
@@ -30,12 +30,13 @@ struct registry {
 	char err[CURL_ERROR_SIZE];
 };
 
-/* One answer's headers and body; headers are reset at each status line,
- * so after redirects they are the last response's. */
+/* One answer's header and body; the header is the last response's,
+ * after redirects. */
 struct answer {
-	char *digest, *auth;
+	struct http_headers hdr;
 	char *body;
 	size_t len;
+	CURLcode rc; /* curl's code for the transfer */
 };
 
 static int
@@ -92,6 +93,7 @@ registry_open(const char *repo, char **why)
 	else
 		r->base = easprintf("%s://%s",
 			is_loopback(r->host) ? "http" : "https", r->host);
+	http_global_init();
 	if (!(r->h = curl_easy_init()))
 		err_die(HAZ_FAIL, "curl_easy_init failed");
 	return r;
@@ -116,45 +118,6 @@ registry_where(const struct registry *r)
 	return r->base;
 }
 
-/* header_value returns a malloc'd copy of the value of header line
- * (len bytes, CRLF-ended) when it is named name, else NULL. */
-static char *
-header_value(const char *line, size_t len, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (len <= n || strncasecmp(line, name, n) || line[n] != ':')
-		return NULL;
-	line += n + 1;
-	len -= n + 1;
-	while (len && (*line == ' ' || *line == '\t'))
-		line++, len--;
-	while (len && isspace((unsigned char)line[len - 1]))
-		len--;
-	return easprintf("%.*s", (int)len, line);
-}
-
-static size_t
-on_header(char *buf, size_t size, size_t n, void *arg)
-{
-	struct answer *a = arg;
-	size_t len = size * n;
-	char *v;
-
-	if (len >= 5 && !strncmp(buf, "HTTP/", 5)) {
-		free(a->digest);
-		free(a->auth);
-		a->digest = a->auth = NULL;
-	} else if ((v = header_value(buf, len, "Docker-Content-Digest"))) {
-		free(a->digest);
-		a->digest = v;
-	} else if ((v = header_value(buf, len, "WWW-Authenticate"))) {
-		free(a->auth);
-		a->auth = v;
-	}
-	return len;
-}
-
 static size_t
 on_body(char *buf, size_t size, size_t n, void *arg)
 {
@@ -173,51 +136,50 @@ on_body(char *buf, size_t size, size_t n, void *arg)
 static void
 answer_free(struct answer *a)
 {
-	free(a->digest);
-	free(a->auth);
+	http_headers_clear(&a->hdr);
 	free(a->body);
 	memset(a, 0, sizeof *a);
 }
 
+/* verdict judges the transfer that filled a, which got status st (-1:
+ * none). */
+static enum http_verdict
+verdict(const struct answer *a, long st)
+{
+	return http_classify(st < 0 ? a->rc : CURLE_OK, st);
+}
+
 /* request performs one GET (head 0) or HEAD of url with the given extra
  * header lines (NULL-ended), filling a; returns the HTTP status, or -1
- * when no answer came (r->err says why). */
+ * when no answer came (r->err says why, a->rc is curl's code). */
 static long
 request(struct registry *r, const char *url, int head, const char **hdr,
 	struct answer *a)
 {
+	struct http_opts o = {.agent = "diff-pack/" HAZ_VERSION,
+		.errbuf = r->err,
+		.connect_ms = 10000,
+		.timeout_ms = 60000,
+		.follow = 1,
+		.headers = &a->hdr};
 	struct curl_slist *list = NULL;
 	long status = -1;
-	CURLcode rc;
 
 	memset(a, 0, sizeof *a);
-	curl_easy_reset(r->h);
-	r->err[0] = 0;
-	curl_easy_setopt(r->h, CURLOPT_URL, url);
-	curl_easy_setopt(r->h, CURLOPT_ERRORBUFFER, r->err);
-	curl_easy_setopt(r->h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(r->h, CURLOPT_USERAGENT, "diff-pack/" HAZ_VERSION);
-	curl_easy_setopt(r->h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(r->h, CURLOPT_REDIR_PROTOCOLS_STR, "https");
-	curl_easy_setopt(r->h, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(r->h, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(r->h, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(r->h, CURLOPT_TIMEOUT, 60L);
+	http_setup(r->h, url, &o);
 	curl_easy_setopt(r->h, CURLOPT_NOBODY, head ? 1L : 0L);
-	noproxy_loopback(r->h);
-	curl_easy_setopt(r->h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(r->h, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(r->h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(r->h, CURLOPT_WRITEDATA, a);
 	for (; hdr && *hdr; hdr++)
 		list = curl_slist_append(list, *hdr);
 	curl_easy_setopt(r->h, CURLOPT_HTTPHEADER, list);
-	rc = curl_easy_perform(r->h);
+	a->rc = curl_easy_perform(r->h);
 	curl_slist_free_all(list);
-	if (rc == CURLE_OK)
+	if (a->rc == CURLE_OK)
 		curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, &status);
 	else if (!r->err[0])
-		snprintf(r->err, sizeof r->err, "%s", curl_easy_strerror(rc));
+		snprintf(r->err, sizeof r->err, "%s",
+			curl_easy_strerror(a->rc));
 	return status;
 }
 
@@ -288,10 +250,11 @@ get_token(struct registry *r, const char *chal, char **why)
 	curl_free(s);
 	curl_free(c);
 	st = request(r, url, 0, NULL, &a);
-	if (st < 0 || st >= 500 || st == 429) {
+	if (st < 0 || http_class(verdict(&a, st)) == HTTP_RETRY) {
 		*why = st < 0 ? easprintf("%s: %s", realm, r->err)
 			      : easprintf("%s: HTTP %ld", realm, st);
-		ret = REG_UNREACHABLE;
+		if (http_class(verdict(&a, st)) == HTTP_RETRY)
+			ret = REG_UNREACHABLE;
 	} else if (st != 200) {
 		*why = easprintf("%s: HTTP %ld for an anonymous token", realm,
 			st);
@@ -325,7 +288,7 @@ registry_probe(struct registry *r, const char *tag, char **digest, char **why)
 {
 	char *url = easprintf("%s/v2/%s/manifests/%s", r->base, r->name, tag);
 	char *bearer = NULL;
-	const char *hdr[3] = {ACCEPT, NULL, NULL};
+	const char *hdr[3] = {ACCEPT, NULL, NULL}, *chal, *dig;
 	struct answer a;
 	long st;
 	int tries, ret;
@@ -338,9 +301,10 @@ registry_probe(struct registry *r, const char *tag, char **digest, char **why)
 			: NULL;
 		hdr[1] = bearer;
 		st = request(r, url, 1, hdr, &a);
-		if (st == 401 && tries == 0 && a.auth &&
-			!strncasecmp(a.auth, "Bearer ", 7)) {
-			ret = get_token(r, a.auth, why);
+		chal = http_header(&a.hdr, "WWW-Authenticate");
+		if (st == 401 && tries == 0 && chal &&
+			!strncasecmp(chal, "Bearer ", 7)) {
+			ret = get_token(r, chal, why);
 			answer_free(&a);
 			if (ret != REG_PRESENT)
 				goto out;
@@ -350,13 +314,15 @@ registry_probe(struct registry *r, const char *tag, char **digest, char **why)
 	}
 	if (st == 200) {
 		ret = REG_PRESENT;
-		*digest = a.digest;
-		a.digest = NULL;
+		dig = http_header(&a.hdr, "Docker-Content-Digest");
+		*digest = dig ? estrdup(dig) : NULL;
 	} else if (st == 404) {
 		ret = REG_ABSENT;
 		*why = easprintf("%s/%s:%s: not found", r->host, r->name, tag);
-	} else if (st < 0 || st >= 500 || st == 429) {
-		ret = REG_UNREACHABLE;
+	} else if (st < 0 || http_class(verdict(&a, st)) == HTTP_RETRY) {
+		ret = http_class(verdict(&a, st)) == HTTP_RETRY
+			? REG_UNREACHABLE
+			: REG_REFUSED;
 		*why = st < 0 ? easprintf("%s: %s", r->base, r->err)
 			      : easprintf("%s: HTTP %ld", r->base, st);
 	} else {

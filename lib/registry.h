@@ -14,8 +14,9 @@
  * {"access_token"} is sent as a Bearer on the retry and kept for later
  * probes of the same handle. 200: present, with the
  * Docker-Content-Digest header; 404: absent; 5xx, 429, connect, DNS,
- * TLS failures and timeouts: unreachable (worth retrying); any other
- * answer (a 401 the token did not cure, 403, ...): refused. */
+ * TLS handshake failures and timeouts: unreachable (worth retrying, as
+ * http_classify says); a certificate that fails verification, and any
+ * other answer (a 401 the token did not cure, 403, ...): refused. */
 #ifndef HAZ_REGISTRY_H
 #define HAZ_REGISTRY_H
 
@@ -29,8 +30,9 @@ enum {
 struct registry;
 
 /* registry_open parses REPO (no tag) and returns a handle, or NULL with
- * a message in *why (malloc'd) when REPO is not a repository name. The
- * caller runs curl_global_init before and curl_global_cleanup after. */
+ * a message in *why (malloc'd) when REPO is not a repository name. It
+ * sets libcurl up itself (http_global_init); a handle is used by one
+ * thread at a time. */
 struct registry *registry_open(const char *repo, char **why);
 void registry_close(struct registry *r);
 

@@ -42,13 +42,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
 #include "ck.h"
 #include "cri.h"
 #include "err.h"
 #include "gitsync.h"
 #include "hf.h"
+#include "http.h"
 #include "nd.h"
 #include "quantity.h"
 
@@ -1258,7 +1257,7 @@ main(int argc, char **argv)
 	hub = easprintf("%s/" CK_HUB_DIR, o.dir);
 	lock_dir();
 	state_load();
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	http_global_init();
 	gitsync_init();
 	bad = read_plan(argc - optind, argv + optind);
 
@@ -1319,6 +1318,5 @@ main(int argc, char **argv)
 	free(state_path);
 	free(hub);
 	gitsync_shutdown();
-	curl_global_cleanup();
 	return nd_finish(status);
 }

@@ -20,7 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "err.h"
@@ -161,8 +160,5 @@ main(int argc, char **argv)
 	}
 	if (argc < 3 || argc > 4)
 		usage();
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	rc = fetch(argc, argv, &w, timeout);
-	curl_global_cleanup();
-	return rc;
+	return fetch(argc, argv, &w, timeout);
 }
