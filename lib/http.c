@@ -309,7 +309,9 @@ http_classify(CURLcode rc, long status)
 		return transport(rc);
 	if (status >= 200 && status <= 299)
 		return HTTP_V_OK;
-	if (status == 429 || status >= 500)
+	/* too many requests, the server's own trouble, or its request
+	 * timeout (408): the same request may pass later */
+	if (status == 408 || status == 429 || status >= 500)
 		return HTTP_V_BUSY;
 	return HTTP_V_REFUSED;
 }

@@ -8,7 +8,7 @@
  *	ok          2xx
  *	retry       timed out; DNS, connect, TLS handshake or send failed;
  *	            the answer broke off or was not HTTP (any code not
- *	            named below); 429 or 5xx
+ *	            named below); 408, 429 or 5xx
  *	permanent   the peer's certificate failed verification, or the
  *	            CA file, the client certificate, a pinned key or the
  *	            certificate status refused it; a bad URL, a protocol

@@ -56,7 +56,7 @@ CURLE_OK 400 refused permanent
 CURLE_OK 401 refused permanent
 CURLE_OK 403 refused permanent
 CURLE_OK 404 refused permanent
-CURLE_OK 408 refused permanent
+CURLE_OK 408 busy retry
 CURLE_OK 409 refused permanent
 CURLE_OK 410 refused permanent
 CURLE_OK 416 refused permanent

@@ -368,6 +368,16 @@ check_output 'rate limited: ServerError with the seconds to the reset; a 503 fro
 {"reason":"ServerError","message":"org/tiny: weights/model-00001-of-00002.safetensors: HTTP 503 from http://localhost:PORT/cdn/f6351f5ead9a700e34275480b3856ea738122a7c57bdeb744a631251c069587a: fault: HTTP 503","resolved":"","files":5,"bytes":0,"fetched":44}
 EOF
 
+check_output 'answers judged as every client judges them: 408 ServerError, 410 NotFound, 400 InvalidItem' '
+	for c in 408 410 400; do
+		ctl "{\"fail\":$c,\"match\":\"/cdn/\",\"count\":1}" &&
+		must_fail 1 hf $E h6 org/tiny | jq -c "[.reason, .files, .fetched]"
+	done' <<EOF
+["ServerError",5,0]
+["NotFound",5,0]
+["InvalidItem",5,0]
+EOF
+
 ms_since() { echo $(($(date +%s%3N) - $1)); }
 # The hub would stall for 10 minutes: 20 s is -t 1 plus valgrind's start.
 check_output 'a hub that accepts and says nothing: Timeout after -t seconds, the listing and a file body alike' '
