@@ -2152,17 +2152,13 @@ dp_pack(const struct dp_opts *o)
 	c.submodules = json_array();
 	c.hidden = json_array();
 	c.warnings = json_array();
-	git_libgit2_init();
-	if (o->check)
-		curl_global_init(CURL_GLOBAL_DEFAULT);
+	git_libgit2_init(); /* libcurl is set up by registry_open (lib/http) */
 	if (!(st = open_checkout(&c)) && !(st = check_index(&c)) &&
 		!(st = find_base(&c)) && !(st = choose_image(&c)) &&
 		!(st = walk_diff(&c)) && !(st = check_pack(&c)) &&
 		!(st = build_pack(&c)) && !(st = o->out ? write_pack(&c) : 0))
 		print_record(&c, o->cm_prefix ? print_configmaps(&c) : NULL);
 	ctx_free(&c);
-	if (o->check)
-		curl_global_cleanup();
 	git_libgit2_shutdown();
 	return st;
 }
