@@ -57,6 +57,18 @@ UNITS = $(sort $(basename $(notdir $(wildcard t/unit/*.c))))
 
 LIBSRC = $(wildcard lib/*.c)
 LIBOBJ = $(LIBSRC:lib/%.c=$(B)/lib/%.o)
+
+# A tool's own engine, when it has one, lives in tools/NAME/: its objects
+# make $(B)/priv/NAME.a, linked into NAME alone (and into the unit
+# drivers, which test engines of every tool). lib/ holds what two or more
+# tools use, and the clients of protocols.
+PRIVDIRS = $(patsubst tools/%/,%,$(sort $(dir $(wildcard tools/*/*.c))))
+PRIVOBJ = $(patsubst tools/%.c,$(B)/tools/%.o,$(wildcard tools/*/*.c))
+PRIVA = $(PRIVDIRS:%=$(B)/priv/%.a)
+PRIVHDR = $(wildcard tools/*/*.h)
+priv_a = $(if $(filter $(1),$(PRIVDIRS)),$(B)/priv/$(1).a)
+priv_objs = $(patsubst tools/%.c,$(B)/tools/%.o,$(wildcard tools/$(1)/*.c))
+CFLAGS += $(addprefix -iquote tools/,$(PRIVDIRS))
 ALLPKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib hiredis libnghttp2 \
 	libprotobuf-c libgit2 expat
 
@@ -140,10 +152,10 @@ $(B)/lib/ledger_lua.o $(B)/unit/ledger-verdict: $(LUAHDR)
 
 # Whatever includes a generated header waits for it; lib/drapb.c is
 # rebuilt when a .proto changes.
-$(LIBOBJ) $(TOOLS:%=$(B)/tools/%.o) $(UNITS:%=$(B)/unit/%): | $(GENHDR) $(LUAHDR)
+$(LIBOBJ) $(PRIVOBJ) $(TOOLS:%=$(B)/tools/%.o) $(UNITS:%=$(B)/unit/%): | $(GENHDR) $(LUAHDR)
 $(B)/lib/drapb.o $(B)/lib/cri.o: $(GENHDR)
 
-$(B)/tools/%.o: tools/%.c lib/*.h
+$(B)/tools/%.o: tools/%.c lib/*.h $(PRIVHDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
@@ -151,19 +163,24 @@ $(B)/libhaz.a: $(LIBOBJ) $(GENOBJ)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/unit/%: t/unit/%.c $(B)/libhaz.a lib/*.h
+$(B)/unit/%: t/unit/%.c $(PRIVA) $(B)/libhaz.a lib/*.h $(PRIVHDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(PRIVA) $(B)/libhaz.a \
 		$(call libs,$(ALLPKGS)) -lm
 
 .SECONDEXPANSION:
-$(TOOLS:%=$(B)/%): $(B)/%: $(B)/tools/%.o $(B)/libhaz.a
-	$(CC) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
+$(B)/priv/%.a: $$(call priv_objs,$$*)
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(TOOLS:%=$(B)/%): $(B)/%: $(B)/tools/%.o $$(call priv_a,$$*) $(B)/libhaz.a
+	$(CC) $(LDFLAGS) -o $@ $< $(call priv_a,$*) $(B)/libhaz.a \
 		$(call libs,$($*_PKGS)) -lm
 
-$(IMAGE_BIN): $(B)/image-bin/%: $(B)/tools/%.o $(B)/libhaz.a
+$(IMAGE_BIN): $(B)/image-bin/%: $(B)/tools/%.o $$(call priv_a,$$*) $(B)/libhaz.a
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(B)/libhaz.a \
+	$(CC) $(LDFLAGS) -o $@ $< $(call priv_a,$*) $(B)/libhaz.a \
 		$(call image_libs,$($*_PKGS)) -lm
 
 # diff-pack as the pods of `k8shazgpu vllm run` carry it: unpack only
@@ -171,12 +188,12 @@ $(IMAGE_BIN): $(B)/image-bin/%: $(B)/tools/%.o $(B)/libhaz.a
 # jansson, so that one binary, copied into any image by an init container, runs
 # whatever C library that image has (or none). Sanitized builds link it
 # dynamically: the sanitizers' runtimes are shared objects.
-$(B)/static/diff-pack.o: tools/diff-pack.c lib/*.h
+$(B)/static/diff-pack.o: tools/diff-pack.c lib/*.h $(PRIVHDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DDP_UNPACK_ONLY $(PKG_CFLAGS) -c -o $@ $<
 
-$(B)/static/diff-pack: $(B)/static/diff-pack.o $(B)/libhaz.a
-	$(CC) $(LDFLAGS) $(if $(SANITIZE),,-static) -o $@ $< $(B)/libhaz.a \
+$(B)/static/diff-pack: $(B)/static/diff-pack.o $(B)/priv/diff-pack.a $(B)/libhaz.a
+	$(CC) $(LDFLAGS) $(if $(SANITIZE),,-static) -o $@ $< $(B)/priv/diff-pack.a $(B)/libhaz.a \
 		$$($(PKG_CONFIG) --libs jansson)
 
 deps:
@@ -213,7 +230,7 @@ gpu-check-bundle: all
 		gpu-probe claim-make dra-plugin cuda-query jq
 
 format:
-	clang-format -i lib/*.[ch] tools/*.c t/unit/*.c t/fuzz/*.[ch] bench/*.c
+	clang-format -i lib/*.[ch] tools/*.c tools/*/*.[ch] t/unit/*.c t/fuzz/*.[ch] bench/*.c
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \

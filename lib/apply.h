@@ -1,4 +1,4 @@
-/* apply: put Kubernetes objects given as JSON onto the API server.
+/* apply (ap_): put Kubernetes objects given as JSON onto the API server.
  *
  * An object is applied with server-side apply (force, one field manager),
  * at the path its apiVersion and kind resolve to by discovery (resolutions

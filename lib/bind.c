@@ -167,7 +167,7 @@ read_nodes(struct pass *P, const json_t *nodes)
 				n->usable = 1;
 		if (json_is_true(at(obj, "spec", "unschedulable")))
 			n->usable = 0;
-		brl_read(&n->avail, at(obj, "status", "allocatable"));
+		bind_rl_read(&n->avail, at(obj, "status", "allocatable"));
 		hm_put(P->node_ix, name, (void *)(uintptr_t)++P->nnodes);
 		ann = annotation(obj, "agentaflow.gpu/devices");
 		devs = ann ? json_loads(ann, 0, NULL) : NULL;
@@ -302,15 +302,15 @@ read_bound(struct pass *P, const json_t *pods)
 			!(n = node_named(P, str(pod, "spec", "nodeName"))))
 			continue;
 		memset(&req, 0, sizeof req);
-		brl_pod(&req, pod);
+		bind_rl_pod(&req, pod);
 		for (j = 0; j < req.n; j++)
-			brl_add(&n->avail, req.name[j], &req.q[j], 1);
+			bind_rl_add(&n->avail, req.name[j], &req.q[j], 1);
 		for (j = 0; j < req.n && !annotation(pod, BIND_ANN_DEVICES);
 			j++)
 			if ((prof = ext_prof(req.name[j])))
 				take_lowest(P, n, prof,
-					brl_count(&req, req.name[j]));
-		brl_free(&req);
+					bind_rl_count(&req, req.name[j]));
+		bind_rl_free(&req);
 	}
 }
 
@@ -636,7 +636,7 @@ filter(struct pass *P, const json_t *pod, const struct brl *req,
 			t->n[W_SELECTOR]++;
 			continue;
 		}
-		if ((r = brl_short(&n->avail, req))) {
+		if ((r = bind_rl_short(&n->avail, req))) {
 			tally_res(t, r);
 			continue;
 		}
@@ -745,7 +745,7 @@ pod_demands(struct pass *P, const json_t *pod, const struct brl *req,
 	for (i = 0; i < req->n; i++) {
 		if (!(prof = ext_prof(req->name[i])))
 			continue;
-		k = brl_count(req, req->name[i]);
+		k = bind_rl_count(req, req->name[i]);
 		if (k < 1)
 			continue;
 		if (k > SP_MAX_GPUS)
@@ -808,7 +808,7 @@ place(struct pass *P, struct pend *p)
 		str(pod, "metadata", "namespace") ?: "", "name",
 		str(pod, "metadata", "name") ?: "", "uid",
 		str(pod, "metadata", "uid") ?: "");
-	brl_pod(&req, pod);
+	bind_rl_pod(&req, pod);
 	why = pod_demands(P, pod, &req, &d, &nd, &reserve, &nres, &pinned);
 	if (!why) {
 		filter(P, pod, &req, pinned, ok, &t);
@@ -850,12 +850,12 @@ place(struct pass *P, struct pend *p)
 	}
 	json_object_set_new(act, "claims", cl);
 	for (i = 0; i < req.n; i++)
-		brl_add(&P->nodes[x].avail, req.name[i], &req.q[i], 1);
+		bind_rl_add(&P->nodes[x].avail, req.name[i], &req.q[i], 1);
 out:
 	json_object_set(act, "events", p->events);
 	json_array_append_new(P->out, act);
 	tally_free(&t);
-	brl_free(&req);
+	bind_rl_free(&req);
 	bind_demands_free(d, nd);
 	free(reserve);
 	free(ok);
@@ -956,7 +956,7 @@ bind_pass(const json_t *nodes, const json_t *pods, const json_t *slices,
 	for (i = 0; i < P.nnodes; i++) {
 		free(P.nodes[i].inv);
 		free(P.nodes[i].devs);
-		brl_free(&P.nodes[i].avail);
+		bind_rl_free(&P.nodes[i].avail);
 	}
 	free(P.nodes);
 	hm_free(P.node_ix);

@@ -26,29 +26,29 @@ struct brl {
 	size_t n, cap;
 };
 
-void brl_free(struct brl *r);
+void bind_rl_free(struct brl *r);
 
-/* brl_get returns the quantity of name, or NULL when r has none. */
-const struct qty *brl_get(const struct brl *r, const char *name);
+/* bind_rl_get returns the quantity of name, or NULL when r has none. */
+const struct qty *bind_rl_get(const struct brl *r, const char *name);
 
-/* brl_add adds q (subtracts it when sub) to name's quantity, which
+/* bind_rl_add adds q (subtracts it when sub) to name's quantity, which
  * starts at 0. */
-void brl_add(struct brl *r, const char *name, const struct qty *q, int sub);
+void bind_rl_add(struct brl *r, const char *name, const struct qty *q, int sub);
 
-/* brl_read adds every member of a resource map object (such as
+/* bind_rl_read adds every member of a resource map object (such as
  * status.allocatable) that parses as a quantity; others are skipped. */
-void brl_read(struct brl *r, const json_t *obj);
+void bind_rl_read(struct brl *r, const json_t *obj);
 
-/* brl_pod fills r (empty) with what pod requests. */
-void brl_pod(struct brl *r, const json_t *pod);
+/* bind_rl_pod fills r (empty) with what pod requests. */
+void bind_rl_pod(struct brl *r, const json_t *pod);
 
-/* brl_short returns the first resource of req with a positive quantity
+/* bind_rl_short returns the first resource of req with a positive quantity
  * that avail lacks or holds less of, or NULL when avail holds it all. */
-const char *brl_short(const struct brl *avail, const struct brl *req);
+const char *bind_rl_short(const struct brl *avail, const struct brl *req);
 
-/* brl_count returns the whole units of name in r (0 when absent, not
+/* bind_rl_count returns the whole units of name in r (0 when absent, not
  * positive or not whole-numbered). */
-long brl_count(const struct brl *r, const char *name);
+long bind_rl_count(const struct brl *r, const char *name);
 
 /* ---- devices and demands ---- */
 

@@ -6,7 +6,7 @@
 #include "err.h"
 
 void
-brl_free(struct brl *r)
+bind_rl_free(struct brl *r)
 {
 	for (size_t i = 0; i < r->n; i++)
 		free(r->name[i]);
@@ -32,7 +32,7 @@ slot(struct brl *r, const char *name)
 }
 
 const struct qty *
-brl_get(const struct brl *r, const char *name)
+bind_rl_get(const struct brl *r, const char *name)
 {
 	for (size_t i = 0; i < r->n; i++)
 		if (!strcmp(r->name[i], name))
@@ -41,7 +41,7 @@ brl_get(const struct brl *r, const char *name)
 }
 
 void
-brl_add(struct brl *r, const char *name, const struct qty *q, int sub)
+bind_rl_add(struct brl *r, const char *name, const struct qty *q, int sub)
 {
 	struct qty *s = slot(r, name);
 
@@ -75,7 +75,7 @@ each(const json_t *obj,
 static void
 add_fn(struct brl *r, const char *k, const struct qty *q)
 {
-	brl_add(r, k, q, 0);
+	bind_rl_add(r, k, q, 0);
 }
 
 static void
@@ -88,7 +88,7 @@ max_fn(struct brl *r, const char *k, const struct qty *q)
 }
 
 void
-brl_read(struct brl *r, const json_t *obj)
+bind_rl_read(struct brl *r, const json_t *obj)
 {
 	each(obj, add_fn, r);
 }
@@ -100,7 +100,7 @@ requests_of(const json_t *c)
 }
 
 void
-brl_pod(struct brl *r, const json_t *pod)
+bind_rl_pod(struct brl *r, const json_t *pod)
 {
 	const json_t *spec = json_object_get(pod, "spec"), *c;
 	struct brl init = {0};
@@ -113,14 +113,14 @@ brl_pod(struct brl *r, const json_t *pod)
 		each(requests_of(c), max_fn, &init);
 	for (i = 0; i < init.n; i++)
 		max_fn(r, init.name[i], &init.q[i]);
-	brl_free(&init);
+	bind_rl_free(&init);
 	each(json_object_get(spec, "overhead"), add_fn, r);
 	qty_from_int(&one, 1, QTY_DECIMAL_SI);
-	brl_add(r, "pods", &one, 0);
+	bind_rl_add(r, "pods", &one, 0);
 }
 
 const char *
-brl_short(const struct brl *avail, const struct brl *req)
+bind_rl_short(const struct brl *avail, const struct brl *req)
 {
 	struct qty zero;
 	const struct qty *a;
@@ -129,7 +129,7 @@ brl_short(const struct brl *avail, const struct brl *req)
 	for (size_t i = 0; i < req->n; i++) {
 		if (qty_cmp(&req->q[i], &zero) <= 0)
 			continue;
-		a = brl_get(avail, req->name[i]);
+		a = bind_rl_get(avail, req->name[i]);
 		if (!a || qty_cmp(a, &req->q[i]) < 0)
 			return req->name[i];
 	}
@@ -137,9 +137,9 @@ brl_short(const struct brl *avail, const struct brl *req)
 }
 
 long
-brl_count(const struct brl *r, const char *name)
+bind_rl_count(const struct brl *r, const char *name)
 {
-	const struct qty *q = brl_get(r, name);
+	const struct qty *q = bind_rl_get(r, name);
 	int64_t v;
 
 	if (!q || q->neg || q->nano || qty_value(q, &v) != QTY_OK ||

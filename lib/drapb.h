@@ -1,4 +1,4 @@
-/* drapb: the kubelet's plugin messages (proto/registration.proto,
+/* drapb (dpb_): the kubelet's plugin messages (proto/registration.proto,
  * proto/dra.proto) to and from jansson JSON, so the plugin's decisions
  * take and give JSON and never see protobuf.
  *

@@ -132,11 +132,11 @@ easprintf(const char *fmt, ...)
 	return s;
 }
 
-/* utf8_len returns the length of the well-formed UTF-8 sequence at p
+/* err_utf8_len returns the length of the well-formed UTF-8 sequence at p
  * (lead byte >= 0x80), or 0: no overlongs, surrogates or values past
  * U+10FFFF. */
 int
-utf8_len(const unsigned char *p, const unsigned char *end)
+err_utf8_len(const unsigned char *p, const unsigned char *end)
 {
 	unsigned c = p[0], lo = 0x80, hi = 0xbf;
 	int n, i;
@@ -178,7 +178,7 @@ err_clean(char *s)
 			*p++ = '?';
 		else if (*p < 0x80)
 			p++;
-		else if ((n = utf8_len(p, end)))
+		else if ((n = err_utf8_len(p, end)))
 			p += n;
 		else
 			*p++ = '?';

@@ -40,10 +40,10 @@ char *estrdup(const char *s);
 /* easprintf returns a malloc'd formatted string or dies. */
 char *easprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* utf8_len returns the length of the well-formed UTF-8 sequence at p
+/* err_utf8_len returns the length of the well-formed UTF-8 sequence at p
  * (lead byte >= 0x80, ending by end), or 0: no overlongs, surrogates or
  * values past U+10FFFF. */
-int utf8_len(const unsigned char *p, const unsigned char *end);
+int err_utf8_len(const unsigned char *p, const unsigned char *end);
 
 /* err_clean turns each byte of s that is a control character or no part
  * of valid UTF-8 into '?', in place, and returns s: a message quoting

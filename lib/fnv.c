@@ -2,7 +2,7 @@
 #include "fnv.h"
 
 uint64_t
-fnv64(uint64_t h, const void *p, size_t n)
+fnv_64(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *c = p;
 

@@ -12,8 +12,8 @@
 /* The basis to start from. */
 #define FNV64_BASIS 14695981039346656037ULL
 
-/* fnv64 folds the n bytes at p into h and returns the hash; start from
+/* fnv_64 folds the n bytes at p into h and returns the hash; start from
  * FNV64_BASIS, and chain calls to hash parts in turn. */
-uint64_t fnv64(uint64_t h, const void *p, size_t n);
+uint64_t fnv_64(uint64_t h, const void *p, size_t n);
 
 #endif

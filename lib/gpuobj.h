@@ -1,4 +1,5 @@
-/* gpuobj: what a node's `gpu` records (gpu-probe(1)) become in Kubernetes.
+/* gpuobj (gobj_): what a node's `gpu` records (gpu-probe(1)) become in
+ * Kubernetes.
  *
  * A device is offered to Kubernetes when it is not unhealthy and its GPU
  * is not held on the host: a record carrying a `held` object (added by

@@ -3,7 +3,7 @@
  *
  * Threads: the accept thread owns the list of connections; it starts a
  * thread per connection and joins those that have ended each time it
- * wakes. gs_stop wakes every thread at once through the stop pipe, which
+ * wakes. grpc_stop wakes every thread at once through the stop pipe, which
  * it writes once and nobody reads (it stays readable), then joins them.
  * A connection thread owns its socket, its nghttp2 session and its
  * streams; nothing else touches them. */
@@ -49,7 +49,7 @@ struct gstream {
 };
 
 struct conn {
-	struct gs_server *s;
+	struct grpc_server *s;
 	int fd;
 	pthread_t th;
 	int done; /* the thread has ended (under s->mu) */
@@ -61,10 +61,10 @@ struct conn {
 	struct conn *next;
 };
 
-struct gs_server {
+struct grpc_server {
 	int fd;
-	int stop[2]; /* written once by gs_stop, never read */
-	const struct gs_method *methods;
+	int stop[2]; /* written once by grpc_stop, never read */
+	const struct grpc_method *methods;
 	char *name;
 	pthread_t th;
 	pthread_mutex_t mu;
@@ -74,7 +74,7 @@ struct gs_server {
 /* ---- percent-encoding (grpc-message) -------------------------------- */
 
 char *
-gs_percent_encode(const char *msg)
+grpc_percent_encode(const char *msg)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *p;
@@ -95,7 +95,7 @@ gs_percent_encode(const char *msg)
 }
 
 char *
-gs_percent_decode(char *s)
+grpc_percent_decode(char *s)
 {
 	char *r = s, *w = s;
 	int hi, lo;
@@ -116,7 +116,7 @@ gs_percent_decode(char *s)
 /* ---- the socket ------------------------------------------------------ */
 
 int
-gs_listen(const char *path, char *why, size_t n)
+grpc_listen(const char *path, char *why, size_t n)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct stat st;
@@ -181,7 +181,7 @@ static int
 trailers_only(struct gstream *st, int code, const char *msg)
 {
 	char status[16];
-	char *enc = msg ? gs_percent_encode(msg) : NULL;
+	char *enc = msg ? grpc_percent_encode(msg) : NULL;
 	nghttp2_nv nv[4] = {
 		{(uint8_t *)":status", (uint8_t *)"200", 7, 3, 0},
 		{(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12,
@@ -225,8 +225,8 @@ read_answer(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t length,
 	return (ssize_t)n;
 }
 
-static const struct gs_method *
-find_method(const struct gs_method *m, const char *path)
+static const struct grpc_method *
+find_method(const struct grpc_method *m, const char *path)
 {
 	for (; m->path; m++)
 		if (strcmp(m->path, path) == 0)
@@ -297,7 +297,7 @@ answer(struct gstream *st)
 		{(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12,
 			16, 0},
 	};
-	const struct gs_method *m;
+	const struct grpc_method *m;
 	nghttp2_data_provider prd;
 	uint8_t *resp = NULL;
 	size_t resp_len = 0;
@@ -628,10 +628,10 @@ out:
 /* ---- the server ------------------------------------------------------ */
 
 /* reap joins and frees the connections whose thread has ended; with all,
- * every connection, waiting for each (gs_stop, once the stop pipe is
+ * every connection, waiting for each (grpc_stop, once the stop pipe is
  * written). */
 static void
-reap(struct gs_server *s, int all)
+reap(struct grpc_server *s, int all)
 {
 	struct conn **pp = &s->conns, *c;
 	int done;
@@ -653,7 +653,7 @@ reap(struct gs_server *s, int all)
 static void *
 accept_main(void *arg)
 {
-	struct gs_server *s = arg;
+	struct grpc_server *s = arg;
 	struct pollfd pfd[2] = {{s->fd, POLLIN, 0}, {s->stop[0], POLLIN, 0}};
 	struct timespec pause = {0, 100 * 1000 * 1000};
 	struct conn *c;
@@ -696,10 +696,10 @@ accept_main(void *arg)
 	return NULL;
 }
 
-struct gs_server *
-gs_start(int fd, const struct gs_method *methods, const char *name)
+struct grpc_server *
+grpc_start(int fd, const struct grpc_method *methods, const char *name)
 {
-	struct gs_server *s = ecalloc(1, sizeof *s);
+	struct grpc_server *s = ecalloc(1, sizeof *s);
 	sigset_t all, old;
 	int err, fl;
 
@@ -736,7 +736,7 @@ gs_start(int fd, const struct gs_method *methods, const char *name)
 }
 
 void
-gs_stop(struct gs_server *s)
+grpc_stop(struct grpc_server *s)
 {
 	ssize_t n;
 

@@ -9,7 +9,7 @@
  * stable C API (its own maintainers call it private and unstable); an
  * HTTP/2 stack of our own is what the issue rules out.
  *
- * The server: gs_listen binds the socket, gs_start serves it. One accept
+ * The server: grpc_listen binds the socket, grpc_start serves it. One accept
  * thread; each connection gets a thread of its own running one nghttp2
  * server session, so a slow call on one socket or connection never
  * delays another connection (GetInfo keeps its 1 s budget while a prepare
@@ -72,45 +72,45 @@ enum {
  * grpc-message or NULL (another value is sent as 2 UNKNOWN). The server
  * frees *resp and *msg. Handlers run in the connection threads, several at
  * once for different connections: they lock for themselves. */
-typedef int gs_handler(void *arg, const uint8_t *req, size_t len,
+typedef int grpc_handler(void *arg, const uint8_t *req, size_t len,
 	uint8_t **resp, size_t *resp_len, char **msg);
 
 /* One method: its full :path ("/pkg.Service/Method"), its handler and the
  * handler's arg. A table ends with an entry whose path is NULL. */
-struct gs_method {
+struct grpc_method {
 	const char *path;
-	gs_handler *fn;
+	grpc_handler *fn;
 	void *arg;
 };
 
-struct gs_server;
+struct grpc_server;
 
-/* gs_listen removes a stale socket at path (only a socket: any other
+/* grpc_listen removes a stale socket at path (only a socket: any other
  * file there is an error), binds a unix stream socket to path, sets its
  * mode to 0660 and listens. The parent directory must exist. Returns the
  * listening fd (close-on-exec), or -1 with a message in why (n bytes). */
-int gs_listen(const char *path, char *why, size_t n);
+int grpc_listen(const char *path, char *why, size_t n);
 
-/* gs_start serves fd (from gs_listen) with methods, which must outlive
+/* grpc_start serves fd (from grpc_listen) with methods, which must outlive
  * the server, in threads of its own (all signals blocked in them). name
  * ("registration", "dra") starts the messages about this server. Returns
  * NULL with a message on stderr when no thread can be started (fd is
  * then left open). */
-struct gs_server *gs_start(int fd, const struct gs_method *methods,
+struct grpc_server *grpc_start(int fd, const struct grpc_method *methods,
 	const char *name);
 
-/* gs_stop stops accepting, waits for the handlers running to return,
+/* grpc_stop stops accepting, waits for the handlers running to return,
  * closes every connection (with a GOAWAY where it can be sent at once),
  * joins every thread, closes fd and frees s. The socket file is left for
  * the caller to unlink. NULL is a no-op. */
-void gs_stop(struct gs_server *s);
+void grpc_stop(struct grpc_server *s);
 
-/* gs_percent_encode returns grpc-message's form of msg, malloc'd: every
+/* grpc_percent_encode returns grpc-message's form of msg, malloc'd: every
  * byte outside 0x20..0x7e, and '%', as %XX. */
-char *gs_percent_encode(const char *msg);
+char *grpc_percent_encode(const char *msg);
 
-/* gs_percent_decode decodes %XX in place (a '%' without two hex digits
+/* grpc_percent_decode decodes %XX in place (a '%' without two hex digits
  * is kept as it is) and returns s. */
-char *gs_percent_decode(char *s);
+char *grpc_percent_decode(char *s);
 
 #endif

@@ -284,7 +284,8 @@ outcome(struct call *c, uint8_t **resp, size_t *resp_len, char **msg)
 		return fail(msg, EPROTO, "bad grpc-status \"%.16s\"",
 			err_clean(c->status));
 	if (status != 0) {
-		*msg = c->message ? gs_percent_decode(c->message) : estrdup("");
+		*msg = c->message ? grpc_percent_decode(c->message)
+				  : estrdup("");
 		c->message = NULL;
 		return (int)status;
 	}

@@ -559,8 +559,8 @@ http_fail(struct client *c, const char *what, const char *not_found,
 	/* as every client judges an answer (lib/http): a refusal that the
 	 * same request would meet again is no server trouble to retry */
 	if (code == 410)
-		return ck_fail(res, CK_NOT_FOUND, "%s: HTTP 410 from %s%s", what,
-			u, msg);
+		return ck_fail(res, CK_NOT_FOUND, "%s: HTTP 410 from %s%s",
+			what, u, msg);
 	if (http_class(http_classify(CURLE_OK, code)) == HTTP_PERMANENT)
 		return ck_fail(res, CK_INVALID, "%s: HTTP %ld from %s%s", what,
 			code, u, msg);

@@ -1,4 +1,4 @@
-/* hmap: a string-keyed hash table (open addressing, linear probing).
+/* hmap (hm_): a string-keyed hash table (open addressing, linear probing).
  *
  * Keys are copied; values are owned by the table when a free function was
  * given to hm_new.

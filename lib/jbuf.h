@@ -1,4 +1,4 @@
-/* jbuf: build one JSON record as text, then write it as an NDJSON line.
+/* jbuf (jb_): build one JSON record as text, then write it as an NDJSON line.
  *
  * For records written often, where building a jansson object and dumping
  * it costs more than the work that produced it. The output matches

@@ -1,4 +1,4 @@
-/* jload: JSON text into jansson values in under half the instructions of
+/* jload (jl_): JSON text into jansson values in under half the instructions of
  * json_loadb.
  *
  * jansson's reader takes the text a byte at a time through a stream with

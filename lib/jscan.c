@@ -220,7 +220,7 @@ special(struct scan *s, const char *open, char **w)
 			return fail(s, open, "unterminated string");
 		return escape(s, w) < 0 ? -1 : ESCAPED;
 	}
-	n = utf8_len((unsigned char *)s->p, (unsigned char *)s->end);
+	n = err_utf8_len((unsigned char *)s->p, (unsigned char *)s->end);
 	if (!n)
 		return fail(s, s->p, "invalid UTF-8");
 	return n;

@@ -1,4 +1,4 @@
-/* jscan: a fast, strict JSON reader for one NDJSON line.
+/* jscan (js_): a fast, strict JSON reader for one NDJSON line.
  *
  * jansson builds a hash table per object, which costs more than the
  * whole scheduling decision; this reads a line into a flat array of

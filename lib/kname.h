@@ -1,4 +1,4 @@
-/* kname: what Kubernetes accepts as a name or a label value, and the one
+/* kname (kn_): what Kubernetes accepts as a name or a label value, and the one
  * sanitiser that turns any string into a label value.
  *
  * kn_label_value does to a string what NVIDIA GPU feature discovery does

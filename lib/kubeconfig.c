@@ -14,7 +14,7 @@
 #include "b64.h"
 #include "err.h"
 #include "kubeconfig.h"
-#include "yaml.h"
+#include "y2j.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 #define FILE_MAX (16L << 20)

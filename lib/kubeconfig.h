@@ -1,4 +1,4 @@
-/* kubeconfig: find the API server and credentials the way kubectl does.
+/* kubeconfig (kc_): find the API server and credentials the way kubectl does.
  *
  * Sources, first that applies: the path given (--kubeconfig); the files
  * in $KUBECONFIG (colon-separated, missing ones skipped, merged: the first

@@ -1,4 +1,4 @@
-/* ledger: the GPU ledger canhazgpu keeps in Redis, read and written
+/* ledger (lg_): the GPU ledger canhazgpu keeps in Redis, read and written
  * byte for byte as canhazgpu does (see gpu-reserve(1)).
  *
  * Every write goes through one Lua script per operation (lib/lua/NAME.lua,

@@ -32,7 +32,7 @@ lg_text_check(const char *s, size_t max, char *why, size_t n)
 			p++;
 			continue;
 		}
-		if (!(k = utf8_len(p, end))) {
+		if (!(k = err_utf8_len(p, end))) {
 			snprintf(why, n, "not UTF-8 at byte %zu",
 				(size_t)(p - (const unsigned char *)s) + 1);
 			return why;

@@ -6,7 +6,7 @@
 #include "err.h"
 #include "migchain.h"
 #include "mig.h"
-#include "yaml.h"
+#include "y2j.h"
 
 #define PENDING_DEFAULT 60.0
 

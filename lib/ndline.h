@@ -1,4 +1,4 @@
-/* ndline: the raw lines of the NDJSON loop, for tools that parse records
+/* ndline (ndl_): the raw lines of the NDJSON loop, for tools that parse records
  * themselves (see jscan.h). The rules are nd_read's: records numbered
  * from 1 on r->recno, "\r\n" accepted, a blank line an error (warned,
  * r->failed set) unless ND_SKIP_BLANK. Open and close r with nd_open and

@@ -533,13 +533,13 @@ static uint64_t
 raw_hash(uint64_t h, const struct js_doc *d, int t)
 {
 	if (t < 0)
-		h = fnv64(h, "-", 1);
+		h = fnv_64(h, "-", 1);
 	else if (d->t[t].type == JS_STRING || d->t[t].type == JS_OBJECT ||
 		d->t[t].type == JS_ARRAY)
-		h = fnv64(h, d->t[t].s, d->t[t].len);
+		h = fnv_64(h, d->t[t].s, d->t[t].len);
 	else
-		h = fnv64(h, &d->t[t].type, sizeof d->t[t].type);
-	return fnv64(h, "\xff", 1);
+		h = fnv_64(h, &d->t[t].type, sizeof d->t[t].type);
+	return fnv_64(h, "\xff", 1);
 }
 
 /* raw_ready hashes the status of each Ready condition of d into h. */

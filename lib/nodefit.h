@@ -1,4 +1,4 @@
-/* nodefit: which nodes a pod may use, and what sched-pick reads of one.
+/* nodefit (nf_): which nodes a pod may use, and what sched-pick reads of one.
  *
  * nf_eligible applies the two node rules of kube-scheduler that labels
  * alone cannot express: taints (NoSchedule and NoExecute must be

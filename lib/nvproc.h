@@ -1,4 +1,4 @@
-/* nvproc: what the kernel says about NVIDIA GPUs, under a root directory
+/* nvproc (np_): what the kernel says about NVIDIA GPUs, under a root directory
  * given by the caller (/proc, /sys; a fake tree in tests).
  *
  *   PROCROOT/driver/nvidia/gpus/<bus>/information

@@ -242,7 +242,7 @@ help_text(FILE *out, const char *s)
 	int n;
 
 	for (; p < end; p += n) {
-		if (!(n = *p < 0x80 ? 1 : utf8_len(p, end))) {
+		if (!(n = *p < 0x80 ? 1 : err_utf8_len(p, end))) {
 			putc('?', out);
 			n = 1;
 		} else if (*p == '\\') {
@@ -306,7 +306,7 @@ valid_value(const char *s, size_t len)
 			p++;
 			continue;
 		}
-		if (!(n = utf8_len(p, end)))
+		if (!(n = err_utf8_len(p, end)))
 			return 0;
 		p += n;
 	}
@@ -397,7 +397,7 @@ prom_labels(const char *name, ...)
 		for (end = v + strlen(v); v < end; v += len) {
 			len = (unsigned char)*v < 0x80
 				? 1
-				: utf8_len((const unsigned char *)v,
+				: err_utf8_len((const unsigned char *)v,
 					  (const unsigned char *)end);
 			if (!len) {
 				putc('?', out);
@@ -822,7 +822,7 @@ text_error(const char *p, const char *end)
 	for (; u < uend; u += n) {
 		if (!*u)
 			return "a NUL byte";
-		if ((n = *u < 0x80 ? 1 : utf8_len(u, uend)) == 0)
+		if ((n = *u < 0x80 ? 1 : err_utf8_len(u, uend)) == 0)
 			return "not valid UTF-8";
 	}
 	return NULL;

@@ -1,4 +1,4 @@
-/* quantity: Kubernetes resource quantities ("10Gi", "500m", "1e3").
+/* quantity (qty_): Kubernetes resource quantities ("10Gi", "500m", "1e3").
  *
  * The grammar and the values are those of Kubernetes' resource.Quantity
  * (ParseQuantity, apimachinery 0.34), so that a quantity means here what

@@ -1,4 +1,4 @@
-/* redis: one connection to a Redis server through hiredis, with the
+/* redis (rd_): one connection to a Redis server through hiredis, with the
  * failures of k8shazgpu(7): a server that cannot be reached, or that
  * stops answering, ends the tool with status 75 naming the address; a
  * refused password ends it with status 1. The password is never part of

@@ -1,4 +1,4 @@
-/* rset: an ordered set of small integers (node ranks): a sorted array
+/* rset (rs_): an ordered set of small integers (node ranks): a sorted array
  * while it has at most RS_SMALL members, then a bitset over the whole
  * universe with a summary word per 64 words, so that adding, removing
  * and finding the next member stay cheap both for the many small sets

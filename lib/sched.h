@@ -1,4 +1,4 @@
-/* sched: the model behind sched-pick: nodes, devices, who holds them,
+/* sched (sp_): the model behind sched-pick: nodes, devices, who holds them,
  * requests, and the placement of a batch by a strategy.
  *
  * The search for a node is pluggable (struct sp_ops): sched-pick uses the

@@ -1,4 +1,4 @@
-/* sched_feed: the input loop of sched-pick's engine, shared with
+/* sched_feed (sp_): the input loop of sched-pick's engine, shared with
  * bench/linear-pick so that both read records alike and differ only in
  * their search.
  *

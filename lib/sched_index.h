@@ -1,4 +1,5 @@
-/* sched_index: the search behind sched-pick, without a scan of all nodes.
+/* sched_index (spx_): the search behind sched-pick, without a scan of all
+ * nodes.
  *
  * Classes. A query needs devices of one profile, free with at least m
  * MiB, or shared with at least m MiB left. For free devices, m is

@@ -63,7 +63,7 @@ smi_not_text(const char *p, size_t n)
 			u++;
 			continue;
 		}
-		if (!(len = utf8_len(u, end)))
+		if (!(len = err_utf8_len(u, end)))
 			return "is not valid UTF-8";
 		if (u[0] == 0xc2 && u[1] < 0xa0)
 			return "holds a control character";

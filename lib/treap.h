@@ -1,4 +1,4 @@
-/* treap: an ordered set of intrusive nodes (a randomized binary search
+/* treap (tp_): an ordered set of intrusive nodes (a randomized binary search
  * tree), for indexes updated on every change.
  *
  * Embed a struct tp_node in each element. The tree never allocates; an

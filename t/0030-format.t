@@ -10,7 +10,7 @@ v=$(clang-format --version | sed -n 's/.*version \([0-9]*\).*/\1/p')
 [ "$v" = 14 ] || skip_all "clang-format $v lays out code otherwise than 14"
 
 cd "$TOP" || exit 1
-for f in lib/*.[ch] tools/*.c t/unit/*.c t/fuzz/*.[ch] bench/*.c; do
+for f in lib/*.[ch] tools/*.c tools/*/*.[ch] t/unit/*.c t/fuzz/*.[ch] bench/*.c; do
 	check "$f is formatted" "clang-format --dry-run -Werror '$f'"
 done
 

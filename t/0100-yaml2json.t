@@ -1,5 +1,5 @@
 #!/bin/sh
-# yaml2json: YAML documents to JSON lines (lib/yaml.c through the tool).
+# yaml2json: YAML documents to JSON lines (lib/y2j.c through the tool).
 . "$(dirname "$0")/lib.sh"
 
 cat >block.yaml <<'EOF'

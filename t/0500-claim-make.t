@@ -621,7 +621,7 @@ check_output 'claim-make(1) EXAMPLES: a GPUNode'"'"'s counts, nothing in use' \
 [4,16,16,{"nvidia.com/mig-2g.20gb":"12","nvidia.com/mig-1g.10gb":"4"}]
 EOF
 
-# ---- lib/podreq and lib/gpunode, driven by unit/gpunode ----
+# ---- tools/claim-make/podreq and tools/claim-make/gpunode, driven by unit/gpunode ----
 
 # requests: a limit alone counts; sidecars beside what starts after them;
 # pod-level cpu over the containers' (not for extended resources); overhead

@@ -23,12 +23,14 @@ clang -fsanitize=fuzzer probe.c -o probe >/dev/null 2>&1 ||
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -DHAZ_VERSION=\"fuzz\""
 PKGS="jansson yaml-0.1 libcurl libmicrohttpd zlib libnghttp2 libprotobuf-c expat"
 mkdir obj gen
+# the tools' own engines (tools/NAME/) are fuzzed as lib/ is
+PRIV=$(for d in "$TOP"/tools/*/; do printf ' -iquote %s' "${d%/}"; done)
 check 'lib/ builds for fuzzing' '
 	protoc-c --proto_path="$TOP/proto" --c_out=gen "$TOP"/proto/*.proto &&
 	"$TOP/scripts/lua2c" "$TOP"/lib/lua/*.lua >gen/lua_ledger.h &&
-	for c in "$TOP"/lib/*.c gen/*.pb-c.c; do
+	for c in "$TOP"/lib/*.c "$TOP"/tools/*/*.c gen/*.pb-c.c; do
 		clang -g -O1 -fsanitize=fuzzer-no-link $SAN -std=c11 -D_GNU_SOURCE \
-			-iquote "$TOP/lib" -I gen $(pkg-config --cflags $PKGS) \
+			-iquote "$TOP/lib" $PRIV -I gen $(pkg-config --cflags $PKGS) \
 			-c -o obj/$(basename "$c" .c).o "$c" || exit 1
 	done && ar rcs libfuzz.a obj/*.o'
 
@@ -36,7 +38,7 @@ for src in "$TOP"/t/fuzz/*.c; do
 	name=$(basename "$src" .c)
 	check "fuzz target $name: builds and runs $FUZZ_TIME s without a finding" '
 		clang -g -O1 -fsanitize=fuzzer $SAN -std=c11 -D_GNU_SOURCE \
-			-iquote "$TOP/lib" -iquote "$TOP/t/fuzz" -I gen $(pkg-config --cflags $PKGS) \
+			-iquote "$TOP/lib" $PRIV -iquote "$TOP/t/fuzz" -I gen $(pkg-config --cflags $PKGS) \
 			"$src" libfuzz.a $(pkg-config --libs $PKGS) -lm -o "fuzz-$name" &&
 		mkdir -p "corpus-$name" &&
 		seeds=$TOP/t/fuzz/corpus-$name && { [ -d "$seeds" ] || seeds=; } &&

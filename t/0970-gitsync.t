@@ -1,5 +1,5 @@
 #!/bin/sh
-# lib/gitsync through t/unit/gitsync, against servers of this script's
+# tools/cache-sync/gitsync through t/unit/gitsync, against servers of this script's
 # own (t/gitserve on 127.0.0.1): git daemon, smart HTTP (git
 # http-backend), a listener that never answers, one that answers 401.
 # A first clone links slot a; an update writes slot b and swaps the link;
@@ -17,7 +17,7 @@ EVENTUALLY_HZ=10
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com \
 	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
 
-# libgit2 before 1.9 clones git:// in full (see lib/gitsync.h)
+# libgit2 before 1.9 clones git:// in full (see tools/cache-sync/gitsync.h)
 case $(pkg-config --modversion libgit2) in
 1.[78].*) git_shallow=0 ;;
 *) git_shallow=1 ;;

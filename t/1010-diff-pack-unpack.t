@@ -1,5 +1,5 @@
 #!/bin/sh
-# diff-pack's unpack half (lib/dp_apply) through t/unit/dp_apply: packs
+# diff-pack's unpack half (tools/diff-pack/dp_apply) through t/unit/dp_apply: packs
 # built here byte by byte as diff-pack(1) describes them, applied onto a
 # tree and a package directory found as in an image; then every way a
 # pack can be corrupt (5), not match the image (6) or try to leave its

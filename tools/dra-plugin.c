@@ -24,11 +24,11 @@
  * they come: `gpu-probe -i 30 | dra-plugin serve`. Sockets are opened
  * once the first batch is read. What prepare and unprepare decide, and
  * the checkpoint <kubelet dir>/plugins/<driver>/checkpoint.json, are in
- * lib/dra.h; the CDI specs in lib/cdi.h: -m full (the default) mounts the
- * driver's files found under the driver root -T and adds the container
- * toolkit's hooks (-X), for any runtime; -m env passes nodes and env only,
- * for a node whose runtime is NVIDIA's. At start, and every -E seconds,
- * checkpoint, API claims, ledger and CDI specs are reconciled.
+ * tools/dra-plugin/dra.h; the CDI specs in tools/dra-plugin/cdi.h: -m full (the
+ * default) mounts the driver's files found under the driver root -T and adds
+ * the container toolkit's hooks (-X), for any runtime; -m env passes nodes and
+ * env only, for a node whose runtime is NVIDIA's. At start, and every -E
+ * seconds, checkpoint, API claims, ledger and CDI specs are reconciled.
  *
  * -R FILE (serving): readiness for stat-serve(1). The file is touched
  * (made 0644 when missing, its time set to now) once the plugin has a
@@ -497,7 +497,7 @@ on_registration(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
 	return 9; /* FAILED_PRECONDITION */
 }
 
-static const struct gs_method dra_methods[] = {
+static const struct grpc_method dra_methods[] = {
 	{"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodePrepareResources",
 		on_prepare, NULL},
 	{"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/NodeUnprepareResources",
@@ -510,7 +510,7 @@ static const struct gs_method dra_methods[] = {
 	{NULL, NULL, NULL},
 };
 
-static const struct gs_method reg_methods[] = {
+static const struct grpc_method reg_methods[] = {
 	{"/pluginregistration.Registration/GetInfo", on_get_info, NULL},
 	{"/pluginregistration.Registration/NotifyRegistrationStatus",
 		on_registration, NULL},
@@ -635,7 +635,7 @@ spec(void)
 static int
 serve(struct nd_reader *gr)
 {
-	struct gs_server *dra_srv, *reg_srv;
+	struct grpc_server *dra_srv, *reg_srv;
 	struct timespec wait;
 	double next_reconcile, left;
 	pthread_t reader;
@@ -661,13 +661,13 @@ serve(struct nd_reader *gr)
 		err_die(HAZ_FAIL, "reading gpu records:");
 	pthread_detach(reader);
 
-	if ((fd = gs_listen(dra_sock, why, sizeof why)) < 0)
+	if ((fd = grpc_listen(dra_sock, why, sizeof why)) < 0)
 		err_die(HAZ_FAIL, "%s", why);
-	dra_srv = gs_start(fd, dra_methods, "dra");
+	dra_srv = grpc_start(fd, dra_methods, "dra");
 	/* registered last: the kubelet dials the endpoint GetInfo names */
-	if ((fd = gs_listen(reg_sock, why, sizeof why)) < 0)
+	if ((fd = grpc_listen(reg_sock, why, sizeof why)) < 0)
 		err_die(HAZ_FAIL, "%s", why);
-	reg_srv = gs_start(fd, reg_methods, "registration");
+	reg_srv = grpc_start(fd, reg_methods, "registration");
 	err_warn("serving driver %s for node %s on %s", O.driver, O.node,
 		dra_sock);
 
@@ -690,9 +690,9 @@ serve(struct nd_reader *gr)
 		touch_ready();
 	}
 	/* the registration socket first: the kubelet sees the plugin go */
-	gs_stop(reg_srv);
+	grpc_stop(reg_srv);
 	unlink(reg_sock);
-	gs_stop(dra_srv);
+	grpc_stop(dra_srv);
 	unlink(dra_sock);
 	err_warn("stopped by signal %d; sockets removed", sig);
 	free(reg_sock);

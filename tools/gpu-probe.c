@@ -71,7 +71,7 @@
 #include "prom.h"
 #include "smi.h"
 #include "topo.h"
-#include "yaml.h"
+#include "y2j.h"
 
 #define USAGE                                                                       \
 	"usage: gpu-probe [-Fpq] [-c config] [-H name=value] [-N node]\n"           \

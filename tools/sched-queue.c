@@ -548,7 +548,7 @@ give(void *arg, json_t *rec)
 	struct writer *w;
 
 	(void)arg;
-	w = &writers[fnv64(FNV64_BASIS, uid, strlen(uid)) %
+	w = &writers[fnv_64(FNV64_BASIS, uid, strlen(uid)) %
 		(unsigned)opt.writers];
 	t->rec = rec;
 	pthread_mutex_lock(&w->mu);

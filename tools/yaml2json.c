@@ -4,7 +4,7 @@
  *
  * Reads each file in turn (none, or "-": stdin) as a YAML stream and
  * writes every document in it as one line of compact JSON, flushed at
- * once. Typing follows the YAML 1.2 core schema (see lib/yaml.h and
+ * once. Typing follows the YAML 1.2 core schema (see lib/y2j.h and
  * yaml2json(1)): "yes" and "on" stay strings, 0o17 and 0x1f are
  * integers, 1e3 and .5 are reals, quoted scalars are strings.
  *
@@ -35,7 +35,7 @@
 
 #include "err.h"
 #include "nd.h"
-#include "yaml.h"
+#include "y2j.h"
 
 static const char usage_line[] = "usage: yaml2json [-ahsV] [file ...]";
 

@@ -33,7 +33,7 @@ text(const uint8_t *d, size_t n)
 			i++;
 			continue;
 		}
-		if (!(l = utf8_len(d + i, d + n)))
+		if (!(l = err_utf8_len(d + i, d + n)))
 			return 0;
 		i += (size_t)l;
 	}

@@ -1,4 +1,4 @@
-/* yaml: libFuzzer target for lib/yaml.c, the reader of every YAML input
+/* yaml: libFuzzer target for lib/y2j.c, the reader of every YAML input
  * (yaml2json, topologies, kubeconfig, gpu-probe's -c, submit).
  *
  * Each input is a whole YAML stream. It is read document by document
@@ -26,7 +26,7 @@
 
 #include "err.h"
 #include "jbuf.h"
-#include "yaml.h"
+#include "y2j.h"
 
 #include "fuzz.h"
 

@@ -1,4 +1,5 @@
-/* dp_apply: test driver for lib/dp_apply, the unpack half of diff-pack.
+/* dp_apply: test driver for tools/diff-pack/dp_apply, the unpack half of
+ *diff-pack.
  *
  *	dp_apply [-d PACKDIR | -f PACKFILE] [-t TREE] [-P PKGDIR] [-s SHA256]
  *[-q] dp_apply -I DEST

@@ -1,4 +1,4 @@
-/* gitsync: test driver for lib/gitsync.
+/* gitsync: test driver for tools/cache-sync/gitsync.
  *
  *	gitsync ROOT PATHNAME URL [-b branch] [-c commit] [-t timeout] [-f]
  *	        [-x bytes]

@@ -1,5 +1,6 @@
-/* unit/gpunode: drive lib/podreq, lib/podres and lib/gpunode from stdin, one
- * JSON object a line, printing one JSON line each:
+/* unit/gpunode: drive tools/claim-make/podreq, lib/podres and
+ * tools/claim-make/gpunode from stdin, one JSON object a line, printing one
+ * JSON line each:
  *
  *   {"op":"request","res":R,"pod":POD}
  *       -> {"q":"2500m","named":1,"bad":0}  (podreq_request)

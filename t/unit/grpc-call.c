@@ -439,7 +439,7 @@ one_call(nghttp2_session *h2, const uint8_t *req, size_t reqlen, int cancel)
 		printf("status %s\n", C.grpc_status ? C.grpc_status : "none");
 		if (C.grpc_message)
 			printf("message %s\n",
-				gs_percent_decode(C.grpc_message));
+				grpc_percent_decode(C.grpc_message));
 		if (C.grpc_status && strcmp(C.grpc_status, "0") == 0)
 			print_response();
 	}

@@ -247,13 +247,13 @@ unprepare(void *arg, const uint8_t *req, size_t len, uint8_t **resp,
 int
 main(int argc, char **argv)
 {
-	struct gs_method reg[] = {
+	struct grpc_method reg[] = {
 		{"/pluginregistration.Registration/GetInfo", get_info, NULL},
 		{"/pluginregistration.Registration/NotifyRegistrationStatus",
 			notify, NULL},
 		{NULL, NULL, NULL},
 	};
-	static const struct gs_method dra[] = {
+	static const struct grpc_method dra[] = {
 		{"/test.Echo/Echo", echo, NULL},
 		{"/test.Echo/Slow", slow, NULL},
 		{"/test.Echo/Fail", fail, NULL},
@@ -266,7 +266,7 @@ main(int argc, char **argv)
 		{DRA1B1 "NodeUnprepareResources", unprepare, NULL},
 		{NULL, NULL, NULL},
 	};
-	struct gs_server *rs, *ds;
+	struct grpc_server *rs, *ds;
 	char why[256];
 	sigset_t set;
 	int rfd, dfd, sig;
@@ -281,18 +281,18 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if ((rfd = gs_listen(argv[1], why, sizeof why)) < 0)
+	if ((rfd = grpc_listen(argv[1], why, sizeof why)) < 0)
 		err_die(HAZ_FAIL, "%s", why);
-	if ((dfd = gs_listen(argv[2], why, sizeof why)) < 0)
+	if ((dfd = grpc_listen(argv[2], why, sizeof why)) < 0)
 		err_die(HAZ_FAIL, "%s", why);
-	if (!(rs = gs_start(rfd, reg, "registration")) ||
-		!(ds = gs_start(dfd, dra, "dra")))
+	if (!(rs = grpc_start(rfd, reg, "registration")) ||
+		!(ds = grpc_start(dfd, dra, "dra")))
 		err_die(HAZ_FAIL, "cannot serve");
 	printf("ready\n");
 	fflush(stdout);
 	sigwait(&set, &sig);
-	gs_stop(rs);
-	gs_stop(ds);
+	grpc_stop(rs);
+	grpc_stop(ds);
 	unlink(argv[1]);
 	unlink(argv[2]);
 	return 0;

@@ -1,4 +1,4 @@
-/* alert_in: what gpu-alert reads, turned into device readings.
+/* alert_in (ai_): what gpu-alert reads, turned into device readings.
  *
  * Two kinds of record:
  *   - Node watch events, as claim-watch nodes writes them:

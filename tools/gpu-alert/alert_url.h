@@ -1,4 +1,4 @@
-/* alert_url: where gpu-alert finds its webhook URL.
+/* alert_url (au_): where gpu-alert finds its webhook URL.
  *
  * Either key KEY of Secret NAMESPACE/NAME, read through the API server
  * when an alert is to be sent and then kept for ttl seconds, or the

@@ -1,4 +1,4 @@
-/* yaml: YAML to jansson, one document at a time; see yaml.h.
+/* y2j: YAML to jansson, one document at a time; see y2j.h.
  *
  * A recursive descent over libyaml's events: parse_node reads one node
  * (scalar, alias, sequence or mapping) with all its events. Errors are
@@ -25,14 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* libyaml's header is also called yaml.h, and -Ilib puts ours first
- * on the search path: ours passes it on (#include_next) when asked. The
- * pair below works with -Ilib and with -iquote lib alike. */
-#define Y2J_LIBYAML
 #include <yaml.h>
 
 #include "err.h"
-#include "yaml.h"
+#include "y2j.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 #define DIGITS "0123456789"

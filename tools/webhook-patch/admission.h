@@ -1,4 +1,4 @@
-/* admission: AdmissionReview (admission.k8s.io/v1) requests read, and
+/* admission (adm_): AdmissionReview (admission.k8s.io/v1) requests read, and
  * responses written.
  *
  * A response always names apiVersion admission.k8s.io/v1 and kind

@@ -1,4 +1,4 @@
-/* alert_fmt: an alert as the JSON a chat webhook takes.
+/* alert_fmt (af_): an alert as the JSON a chat webhook takes.
  *
  * slack: an incoming-webhook message, {"text": SENTENCE, "attachments":
  *   [{"color": "danger"|"warning"|"good", "fields": [{"title", "value",

@@ -11,7 +11,7 @@
 
 struct alert_post;
 
-struct wh_result {
+struct alert_post_result {
 	long status;        /* HTTP status, 0 when no answer */
 	int retry;          /* worth another try (http_classify): 429,
 			       5xx, no answer but for a certificate that
@@ -20,21 +20,21 @@ struct wh_result {
 	char why[160];      /* "" when delivered */
 };
 
-/* wh_new returns a poster whose tries each last at most timeout
+/* alert_post_new returns a poster whose tries each last at most timeout
  * seconds (connection included); it keeps its connection between
  * posts, and sets libcurl up itself (http_global_init). A poster is
  * used by one thread at a time. */
-struct alert_post *wh_new(double timeout);
-void wh_free(struct alert_post *p);
+struct alert_post *alert_post_new(double timeout);
+void alert_post_free(struct alert_post *p);
 
-/* wh_post POSTs body (application/json) to url. Returns 0 when the
+/* alert_post_post POSTs body (application/json) to url. Returns 0 when the
  * server answered 2xx, else -1 with r saying why. */
-int wh_post(struct alert_post *p, const char *url, const char *body,
-	struct wh_result *r);
+int alert_post_post(struct alert_post *p, const char *url, const char *body,
+	struct alert_post_result *r);
 
-/* wh_retry_after parses a Retry-After value: delay-seconds or an
+/* alert_post_retry_after parses a Retry-After value: delay-seconds or an
  * HTTP-date (then relative to now, a Unix time). -1 when it is
  * neither. It is http_retry_after. */
-double wh_retry_after(const char *value, double now);
+double alert_post_retry_after(const char *value, double now);
 
 #endif

@@ -18,8 +18,8 @@
  * access. The spec's own edits, used with any of its devices, pass the
  * common nodes nvidiactl, nvidia-uvm, nvidia-uvm-tools and nvidia-modeset
  * and, in full mode, mount the driver's files and add the toolkit's hooks
- * (lib/nvdrv.h). A node or file the node lacks is never named; what was
- * left out, and why, is in the spec's annotations:
+ * (tools/dra-plugin/nvdrv.h). A node or file the node lacks is never named;
+ * what was left out, and why, is in the spec's annotations:
  *   canhazgpu.dev/cdi-mode        full or env
  *   canhazgpu.dev/device-nodes    a GPU's /dev/nvidia<minor> missing
  *   canhazgpu.dev/minor-numbers   a minor unknown: the index taken for it

@@ -13,12 +13,12 @@
  *      are held in one Lua script under canhazgpu's allocation lock, all
  *      or none: a GPU or MIG device a host user or another claim holds
  *      fails the claim, its error naming who holds what;
- *   4. the CDI spec is written (lib/cdi.c), the claim checkpointed as
- *      "prepared", and its devices answered, each request's CDI device
- *      on the request's first device.
- * Any failure answers the claim's error, undoing what this prepare did,
- * and the kubelet retries later. Unprepare releases the claim's holds,
- * removes its spec, then forgets it; a claim never prepared succeeds.
+ *   4. the CDI spec is written (tools/dra-plugin/cdi.c), the claim checkpointed
+ * as "prepared", and its devices answered, each request's CDI device on the
+ * request's first device. Any failure answers the claim's error, undoing what
+ * this prepare did, and the kubelet retries later. Unprepare releases the
+ * claim's holds, removes its spec, then forgets it; a claim never prepared
+ * succeeds.
  *
  * Every call takes the one mutex of struct dra: calls are served one at
  * a time (the kubelet sends them so), while GetInfo, which needs none of

@@ -1,4 +1,4 @@
-/* smi_xml: the stable facts of `nvidia-smi -q -x` output.
+/* smi_xml (sx_): the stable facts of `nvidia-smi -q -x` output.
  *
  * From the document (root <nvidia_smi_log>) it takes <driver_version> and
  * <cuda_version>; per <gpu id="...">: <uuid>, <minor_number>,

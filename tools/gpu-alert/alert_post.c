@@ -18,7 +18,7 @@ struct alert_post {
 };
 
 struct alert_post *
-wh_new(double timeout)
+alert_post_new(double timeout)
 {
 	struct alert_post *p = ecalloc(1, sizeof *p);
 
@@ -32,7 +32,7 @@ wh_new(double timeout)
 }
 
 void
-wh_free(struct alert_post *p)
+alert_post_free(struct alert_post *p)
 {
 	if (!p)
 		return;
@@ -42,7 +42,7 @@ wh_free(struct alert_post *p)
 }
 
 double
-wh_retry_after(const char *v, double now)
+alert_post_retry_after(const char *v, double now)
 {
 	return http_retry_after(v, now);
 }
@@ -60,7 +60,7 @@ discard(char *buf, size_t size, size_t n, void *arg)
  * worth another try as http_classify says (a certificate that fails
  * verification is not). */
 static void
-failure(struct alert_post *p, CURLcode rc, struct wh_result *r)
+failure(struct alert_post *p, CURLcode rc, struct alert_post_result *r)
 {
 	enum http_verdict v = http_classify(rc, 0);
 
@@ -95,8 +95,8 @@ failure(struct alert_post *p, CURLcode rc, struct wh_result *r)
 }
 
 int
-wh_post(struct alert_post *p, const char *url, const char *body,
-	struct wh_result *r)
+alert_post_post(struct alert_post *p, const char *url, const char *body,
+	struct alert_post_result *r)
 {
 	struct http_opts o = {.agent = "gpu-alert/" HAZ_VERSION,
 		.connect_ms = p->timeout_ms,
@@ -106,7 +106,7 @@ wh_post(struct alert_post *p, const char *url, const char *body,
 	const char *retry_after;
 	CURLcode rc;
 
-	*r = (struct wh_result){.retry_after = -1};
+	*r = (struct alert_post_result){.retry_after = -1};
 	/* no error buffer: curl's words there would name the host */
 	http_setup(p->h, url, &o);
 	curl_easy_setopt(p->h, CURLOPT_POSTFIELDS, body);

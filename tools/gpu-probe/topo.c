@@ -10,7 +10,7 @@
 #include "hmap.h"
 #include "mig.h"
 #include "topo.h"
-#include "yaml.h"
+#include "y2j.h"
 
 enum {
 	MAX_GPUS = 64,

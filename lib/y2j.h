@@ -1,4 +1,4 @@
-/* yaml: YAML streams as jansson values (libyaml's event parser).
+/* y2j: YAML streams as jansson values (libyaml's event parser).
  *
  * libyaml owns the yaml_ prefix; these functions are y2j_.
  *
@@ -36,8 +36,8 @@
  *   to the next line that starts or ends a document ("---" or "...").
  *
  * Errors read "NAME:LINE:COLUMN: why", ready for err_warn("%s"). */
-#ifndef HAZ_YAML_H
-#define HAZ_YAML_H
+#ifndef HAZ_Y2J_H
+#define HAZ_Y2J_H
 
 #include <stddef.h>
 
@@ -97,10 +97,4 @@ json_t *y2j_load(const char *path, int flags, struct y2j_error *err);
 json_t *y2j_load_buffer(const char *buf, size_t len, const char *name,
 	int flags, struct y2j_error *err);
 
-#endif
-
-/* For lib/yaml.c alone: libyaml's own yaml.h, which this file hides
- * when lib/ is on the include path. */
-#if defined(Y2J_LIBYAML) && !defined(YAML_H)
-#include_next <yaml.h>
 #endif

@@ -10,7 +10,7 @@
 uint64_t
 gf_hash(const char *buf, size_t len)
 {
-	uint64_t h = fnv64(FNV64_BASIS, buf, len);
+	uint64_t h = fnv_64(FNV64_BASIS, buf, len);
 
 	return h ? h : 1;
 }

@@ -1,4 +1,4 @@
-/* alert_track: which readings of a device are worth an alert.
+/* alert_track (at_): which readings of a device are worth an alert.
  *
  * Per device (node + uuid) the tracker remembers its last health,
  * whether its temperature is above the threshold, and its ECC count, and

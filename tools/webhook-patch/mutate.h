@@ -1,4 +1,4 @@
-/* mutate: the admission policy of webhook-patch: RuntimeClass limits,
+/* mutate (mut_): the admission policy of webhook-patch: RuntimeClass limits,
  * MIG-size fallback and our scheduler for strategy-annotated pods,
  * applied to a Pod or to the pod template of a workload, and answered as
  * a JSON Patch.

@@ -1,4 +1,4 @@
-/* jsonpatch: JSON Patch (RFC 6902) made by comparing two documents, and
+/* jsonpatch (jp_): JSON Patch (RFC 6902) made by comparing two documents, and
  * applied to one.
  *
  * jp_diff compares the document as it came with the document as it

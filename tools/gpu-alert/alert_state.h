@@ -1,4 +1,4 @@
-/* alert_state: what gpu-alert has told of each device, kept in a
+/* alert_state (ast_): what gpu-alert has told of each device, kept in a
  * ConfigMap so that a restart does not tell it again.
  *
  * Only health is kept: temperature and ECC alerts need a reading before

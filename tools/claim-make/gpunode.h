@@ -1,4 +1,4 @@
-/* gpunode: the GPUNode objects of one node, as claim-make(1) writes them.
+/* gpunode (gn_): the GPUNode objects of one node, as claim-make(1) writes them.
  *
  * A GPUNode (cluster-scoped, named after its node; kind GPUNode of both
  * canhazgpu.dev/v1alpha1 and agentaflow.io/v1, one schema:

@@ -1,4 +1,4 @@
-/* gpufacts: the stable facts of a node's GPUs, read once and again only
+/* gpufacts (gf_): the stable facts of a node's GPUs, read once and again only
  * when they can have changed.
  *
  * The readings nvidia-smi --query-gpu gives change every second; these do

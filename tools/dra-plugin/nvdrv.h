@@ -1,6 +1,6 @@
-/* nvdrv: the files of NVIDIA's driver a container needs, found on a node
+/* nvdrv (nvd_): the files of NVIDIA's driver a container needs, found on a node
  * as NVIDIA's container toolkit finds them, for the CDI specs of the
- * kubelet plugin (lib/cdi.c).
+ * kubelet plugin (tools/dra-plugin/cdi.c).
  *
  * Under a driver root (a path the plugin sees; "/" on a plain node):
  *   libraries  lib<name>.so.<driver version> of the toolkit's compute and

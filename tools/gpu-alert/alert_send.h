@@ -1,4 +1,4 @@
-/* alert_send: deliver alerts to the webhook without ever holding up the
+/* alert_send (as_): deliver alerts to the webhook without ever holding up the
  * reader.
  *
  * as_submit (the reader's thread) applies the rate limit (per_minute

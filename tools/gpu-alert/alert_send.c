@@ -180,7 +180,7 @@ source_url(struct alert_sender *s, int *gone, char *why, size_t n)
 
 /* wait_before says how long to wait before try+1 after r. */
 static double
-wait_before(int try, const struct wh_result *r)
+wait_before(int try, const struct alert_post_result *r)
 {
 	if (r && r->retry_after >= 0)
 		return r->retry_after < MAX_RETRY_AFTER ? r->retry_after
@@ -194,7 +194,7 @@ static void
 deliver(struct alert_sender *s, struct alert *a)
 {
 	char why[512] = "", *url = NULL, *name = what(a), *text;
-	struct wh_result r = {.retry_after = -1};
+	struct alert_post_result r = {.retry_after = -1};
 	int try, gone, sent = 0, temp = 0;
 	enum alert_format fmt;
 	json_t *body = NULL;
@@ -209,7 +209,7 @@ deliver(struct alert_sender *s, struct alert *a)
 				goto out;
 			}
 			temp = 1;
-			r = (struct wh_result){.retry_after = -1};
+			r = (struct alert_post_result){.retry_after = -1};
 		} else {
 			fmt = s->o.format == AF_AUTO ? af_for_url(url)
 						     : s->o.format;
@@ -220,7 +220,7 @@ deliver(struct alert_sender *s, struct alert *a)
 				goto out;
 			}
 			text = jb_dumps(body);
-			sent = wh_post(s->post, url, text, &r) == 0;
+			sent = alert_post_post(s->post, url, text, &r) == 0;
 			free(text);
 			if (sent)
 				break;
@@ -320,7 +320,7 @@ as_start(struct alert_url *u, const struct as_opts *o)
 	s->url = u;
 	s->q = ecalloc(o->queue, sizeof *s->q);
 	s->accepted = ecalloc((size_t)o->per_minute, sizeof *s->accepted);
-	s->post = wh_new(o->timeout);
+	s->post = alert_post_new(o->timeout);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -346,7 +346,7 @@ as_finish(struct alert_sender *s)
 		err_warn("%s: %ld alert%s dropped", s->missing,
 			s->missing_dropped, s->missing_dropped == 1 ? "" : "s");
 	status = !s->failed ? HAZ_OK : s->failed_temp ? HAZ_TEMP : HAZ_FAIL;
-	wh_free(s->post);
+	alert_post_free(s->post);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s->q);
