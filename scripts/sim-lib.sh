@@ -1,14 +1,38 @@
-# sim-lib.sh: how k8shazgpu-sim and sim-node run their daemons, sourced
-# (not run): a start that survives a taken port or a slow machine, a stop
-# that waits, and logs that outlive a failure.
+# sim-lib.sh: the supervisor both k8shazgpu-sim and sim-node are made of,
+# sourced (not run): a start that survives a taken port or a slow machine,
+# a stop that waits, and logs that outlive a failure. Each script keeps its
+# own table of components and its commands; this file holds the rest.
 #
-# The sourcing script sets D (the state directory) and defines say, die,
-# pidfile_of COMPONENT (the file its PID is recorded in), pid_of COMPONENT
-# (that PID while it is still the program started), and for each COMPONENT
-# it starts: launch_COMPONENT
-# (start it in the background, its PID recorded) and ready_COMPONENT
-# (true once it answers on its health endpoint), '-' in the name as '_'. ports_moved COMPONENT
-# rewrites whatever holds a port that new_ports changed.
+# The sourcing script sets prog (the name messages start with) and D (the
+# state directory), and defines, for each COMPONENT ('-' in a function's
+# name as '_'):
+#   ours PID COMPONENT    true while PID is still the program COMPONENT
+#                         started (argv0_is, cmdline_has)
+#   start_COMPONENT       start it (start_daemon, or its own way)
+#   launch_COMPONENT      start it in the background, its PID recorded in
+#                         pidfile_of COMPONENT (for start_daemon)
+#   ready_COMPONENT       true once it answers on its health endpoint
+#   ports_moved COMPONENT rewrite whatever names a port new_ports changed
+# and may redefine after sourcing:
+#   pidfile_of COMPONENT  the file its PID is recorded in ($D/COMPONENT.pid)
+#   companions_of COMPONENT  the components stopped after it (none)
+#   may_start COMPONENT   false when start_one is to leave it (always true)
+# shellcheck shell=sh disable=SC2154 # prog, here, pki: the sourcing script's
+
+: "${K8SHAZGPU_SIM_TIMEOUT:=120}"
+: "${K8SHAZGPU_SIM_AGENT_INTERVAL:=10}"
+: "${K8SHAZGPU_SIM_STOP_TIMEOUT:=15}"
+
+say() { printf '%s: %s\n' "$prog" "$*" >&2; }
+# A message that names a log ("see FILE.log") shows that log's last lines.
+die() {
+	say "$*"
+	case $* in *"see /"*.log*)
+		dl=${*##*see }
+		log_tail "${dl%%[ )]*}" ;;
+	esac
+	exit 1
+}
 
 # LOG [N [OFFSET]]: the last N (15) lines of LOG (of what it got after byte
 # OFFSET) on stderr, indented, under its name.
@@ -37,6 +61,71 @@ port_taken() {
 # PID: true while that process runs (a zombie has ended).
 alive() {
 	[ -n "$1" ] && [ -d "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# PID PATH: true when PID's argv[0] is PATH.
+argv0_is() {
+	[ -r "/proc/$1/cmdline" ] && [ "$(tr '\0' '\n' <"/proc/$1/cmdline" | head -n 1)" = "$2" ]
+}
+
+# PID STRING: true when PID's command line holds STRING.
+cmdline_has() {
+	tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -qF -- "$2"
+}
+
+pidfile_of() { echo "$D/$1.pid"; }
+companions_of() { :; }
+may_start() { :; }
+
+# COMPONENT: its PID while that process is still the one started (ours),
+# else nothing.
+pid_of() {
+	po_f=$(pidfile_of "$1")
+	[ -s "$po_f" ] || return 0
+	po_pid=$(cat "$po_f")
+	! ours "$po_pid" "$1" || echo "$po_pid"
+}
+
+# COMPONENT: start it unless it runs (or may_start says to leave it).
+start_one() {
+	[ -z "$(pid_of "$1")" ] || return 0
+	may_start "$1" || return 0
+	"start_$(echo "$1" | tr - _)"
+}
+
+# COMPONENT: TERM what we started, KILL it after the stop timeout; wait
+# until it is gone, then stop its companions.
+stop_one() {
+	so_pid=$(pid_of "$1")
+	[ -z "$so_pid" ] || stop_pid "$so_pid" "$K8SHAZGPU_SIM_STOP_TIMEOUT" "$1 (pid $so_pid)"
+	rm -f "$(pidfile_of "$1")"
+	for so_c in $(companions_of "$1"); do
+		stop_one "$so_c"
+	done
+}
+
+# COMPONENT...: every one signalled first, then each waited for: they shut
+# down together.
+stop_all() {
+	for sa_c; do
+		sa_pid=$(pid_of "$sa_c")
+		[ -z "$sa_pid" ] || kill -TERM "$sa_pid" 2>/dev/null || :
+	done
+	for sa_c; do
+		stop_one "$sa_c"
+	done
+}
+
+# WHAT SECONDS CMD...: retry CMD every half second until it succeeds, or
+# fail naming WHAT.
+wait_until() {
+	wu_what=$1 wu_n=$(($2 * 2))
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		wu_n=$((wu_n - 1))
+		[ $wu_n -gt 0 ] || die "timed out waiting for $wu_what"
+		sleep 0.5
+	done
 }
 
 # PID VAR...: true when PID listens on every port the VARs name (the health
@@ -112,6 +201,38 @@ stop_pid() {
 		fi
 		sleep 0.2
 	done
+}
+
+# NAME SUBJECT EXTENSIONS: a P-256 key and a certificate signed by the
+# sim's CA in $pki.
+issue() {
+	openssl req -new -config "$pki/openssl.cnf" -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+		-nodes -keyout "$pki/$1.key" -subj "$2" -out "$pki/$1.csr" 2>>"$pki/openssl.log" &&
+		printf '%b\n' "$3" >"$pki/$1.ext" &&
+		openssl x509 -req -in "$pki/$1.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
+			-days 3650 -extfile "$pki/$1.ext" -out "$pki/$1.crt" 2>>"$pki/openssl.log" ||
+		die "openssl: cannot issue $1: see $pki/openssl.log"
+	rm -f "$pki/$1.csr" "$pki/$1.ext"
+}
+
+# FILE: manifests/FILE of a checkout or of the installed data directory,
+# as found; fails when there is none.
+find_manifest() {
+	for fm_d in "$here/../manifests" "${K8SHAZGPU_DATADIR:-/nonexistent}/manifests" \
+		"$here/../share/k8shazgpu/manifests"; do
+		[ -r "$fm_d/$1" ] && { echo "$fm_d/$1"; return; }
+	done
+	return 1
+}
+
+# NAME: our helper script NAME (or k8shazgpu-NAME) next to the running
+# one or in libexec.
+find_helper() {
+	for fh_f in "$here/$1" "$here/k8shazgpu-$1" "$here/../libexec/k8shazgpu/$1" \
+		"$here/../libexec/k8shazgpu/k8shazgpu-$1"; do
+		[ -x "$fh_f" ] && { echo "$fh_f"; return; }
+	done
+	die "$1 not found next to $0 or in $here/../libexec/k8shazgpu"
 }
 
 # DIR: copy every log of the state directory (the components', the node's

@@ -1,0 +1,75 @@
+if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ] && [ -f "$D/node-state" ] && command -v docker-registry >/dev/null 2>&1 &&
+	command -v perl >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1 && [ -x "$BUILD/static/diff-pack" ]; then
+	say "vLLM from a developer's checkout: k8shazgpu vllm run runs the exact working tree on a GPU of the real node"
+	. "$D/state"
+	REG=127.0.0.1:$REGISTRY_PORT
+	V=$(sed -n 's/^VERSION = //p' "$TOP/Makefile")
+	# the pods' applier: the static diff-pack alone in an image, pushed
+	mkdir -p "$work/dp" && cp "$BUILD/static/diff-pack" "$work/dp/diff-pack"
+	oci-image -o "$work/dp.oci" -n "k8shazgpu/diff-pack:$V" -e '["/diff-pack"]' -u 65534:65534 "$work/dp" >/dev/null &&
+		oci-push -q "$work/dp.oci" "$REG/k8shazgpu/diff-pack:$V" >/dev/null
+	# a stand-in vLLM: upstream over HTTP, the CI image of its main
+	# commit, a developer's clone with local changes (t/vllmrepo)
+	. "$TOP/t/vllmrepo"
+	vport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	vr_all "$work/vr" "$REGISTRY_PORT" "$vport" >/dev/null 2>"$work/vr.log" || { cat "$work/vr.log"; exit 1; }
+	. "$work/vr/vllmrepo.env"
+	echo " A stand-in vLLM repository, served over HTTP on 127.0.0.1 ($VR_URL). vLLM's CI publishes an"
+	echo " image per main commit; here the one of commit $(echo "$VR_BASE" | cut -c1-10) is made with no container engine"
+	echo " and pushed as $VR_REPO:$(echo "$VR_BASE" | cut -c1-10)... (its tree in /vllm-workspace, the installed"
+	echo " package in dist-packages, and a fake 'vllm' that prints the sha256 of every file it sees)."
+	echo " A developer's clone ($VR_DEV): origin/main has moved on since; one commit not pushed:"
+	git -C "$VR_DEV" log --oneline origin/main..HEAD | sed 's/^/   /'
+	echo " and git status --short (staged, unstaged, untracked; ignored files not shown):"
+	git -C "$VR_DEV" status --short | sed 's/^/   /'
+	skip=
+	[ -n "${cached:-}" ] || skip=--skip-cache-check
+	echo " From its vllm/ subdirectory: k8shazgpu vllm run --name demo --gpus 1 --follow -- vllm bench 'a b' \"c'd\""
+	echo " (with --prefer-node $HOST, --image-repo $VR_REPO --check, and the sim's registry for the applier):"
+	t0=$(date +%s.%N)
+	(cd "$VR_DEV/vllm" && k8shazgpu -n default vllm run --name demo --gpus 1 --prefer-node "$HOST" \
+		--toleration k8shazgpu.dev/real-node --image-repo "$VR_REPO" --check \
+		--pack-image "$REG/k8shazgpu/diff-pack:$V" $skip --follow -- vllm bench 'a b' "c'd") >"$work/run.out" 2>"$work/run.err" &&
+		rc=0 || rc=$?
+	t1=$(date +%s.%N)
+	sed 's/^/   | /' "$work/run.err"
+	echo " The pod's output (exit $rc, $(echo "$t0 $t1" | awk '{ printf "%.1f", $2 - $1 }') s from invocation to the end), first the applier's record:"
+	grep '^{"kind":"unpack"' "$work/run.out" | jq -c '{put, link, del, already}' | sed 's/^/   /'
+	grep -v '^{"kind":"unpack"' "$work/run.out" | awk 'NR <= 6 || /^argv:/ { print "   " $0 } NR == 7 { print "   ..." }'
+	grep -v -e '^{"kind":"unpack"' -e '^argv:' "$work/run.out" >"$work/run.files" || true
+	vr_expect "$VR_DEV" >"$work/want.files"
+	if cmp -s "$work/run.files" "$work/want.files"; then
+		echo " Every one of the $(wc -l <"$work/want.files") files the pod saw has the bytes, mode or link target of the developer's"
+		echo " working tree: unpushed, staged, unstaged and untracked changes, deletions, renames, the binary, the CRLF file."
+	else
+		echo " The pod saw other files than the working tree's:"
+		diff "$work/want.files" "$work/run.files" | sed 's/^/   /'
+	fi
+	echo " The claim records what ran (annotations):"
+	kc get resourceclaim -n default demo -o json | jq -r '.metadata.annotations | to_entries[]
+		| select(.key | test("image$|base$|head$|pack-sha256$|cmd$")) | "   \(.key)=\(.value)"'
+	echo " k8shazgpu run --gpu-ids 1,3 -- a pod asking for GPUs 1 and 3 by index; it prints what it was given:"
+	k8shazgpu -n default run --name ids --image k8s.io/busybox:local --gpu-ids 1,3 --prefer-node "$HOST" \
+		--toleration k8shazgpu.dev/real-node -- sh -c 'echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES; sleep 600' >/dev/null 2>"$work/ids.err" ||
+		sed 's/^/   /' "$work/ids.err"
+	eventually -i 0.2 20 "pod ids to print" prints kc logs -n default ids
+	kc logs -n default ids | sed 's/^/   /'
+	echo "   (the UUIDs of gpu-1 and gpu-3 on $HOST: $(kc get resourceslices -o json | jq -r --arg n "$HOST" '[.items[] | select(.spec.nodeName == $n) | .spec.devices[] | select(.name == "gpu-1" or .name == "gpu-3") | .attributes.uuid.string] | join(",")'))"
+	echo " A host user takes GPU 0 through the ledger; k8shazgpu status shows both kinds of holder:"
+	gpu-reserve -a "$D/redis/redis.sock" reserve -u carol -G 0 -d 1h >/dev/null 2>&1 || true
+	carol_held() { kc get node "$HOST" -o json | jq -e '.metadata.annotations["canhazgpu.dev/host-holds"] // "" | ., contains("carol")'; }
+	eventually -i 0.2 20 "node $HOST's annotation to name carol's hold" carol_held
+	k8shazgpu -n default status --node "$HOST" | sed 's/^/   /'
+	gpu-reserve -a "$D/redis/redis.sock" release -u carol >/dev/null 2>&1 || true
+	echo " k8shazgpu cleanup --all: exactly what the runs created, found by labels and owner"
+	k8shazgpu -n default cleanup --all | sed 's/^/   /'
+	eventually -i 0.2 30 "what the runs created to go" \
+		is '' kc get pods,configmaps,resourceclaims -n default -l app.kubernetes.io/managed-by=k8shazgpu -o name
+	ledger_free() { ! gpu-reserve -a "$D/redis/redis.sock" status | grep IN_USE; }
+	eventually -i 0.2 30 "the ledger to hold no GPU" ledger_free
+	echo "   left: $(kc get pods,configmaps,resourceclaims -n default -l app.kubernetes.io/managed-by=k8shazgpu -o name | wc -l) objects; the ledger:"
+	gpu-reserve -a "$D/redis/redis.sock" status | jq -r '"   GPU \(.gpu): \(.state)"'
+	[ -n "${cached:-}" ] && k8shazgpu cache remove $(sed -n 's/^cache item \([^ ]*\) added.*/\1/p' "$work/run.err") >/dev/null 2>&1
+	stop "$VR_GITSERVE_PID"
+	vllmrun=1
+fi
