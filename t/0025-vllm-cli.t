@@ -6,22 +6,8 @@
 # error; the namespace from -n, the dispatcher, the kubeconfig context.
 . "$(dirname "$0")/lib.sh"
 
-cat >kubeconfig <<'EOF'
-apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "https://127.0.0.1:9"}
-users:
-- name: u
-  user: {token: x}
-contexts:
-- name: one
-  context: {cluster: c, user: u, namespace: ns1}
-- name: two
-  context: {cluster: c, user: u, namespace: ns2}
-current-context: one
-EOF
+# two contexts, of namespaces ns1 (the current one) and ns2
+cp "$FIXTURES/cli/kubeconfig" kubeconfig
 mkdir bin
 # diff-pack: records its arguments in dp.args, then fails as FAKE_DP
 # says, or prints two ConfigMaps and the checkout record

@@ -7,22 +7,8 @@
 # by the exact object or message it makes. No cluster.
 . "$(dirname "$0")/lib.sh"
 
-cat >kubeconfig <<'EOF'
-apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: "https://127.0.0.1:9"}
-users:
-- name: u
-  user: {token: x}
-contexts:
-- name: one
-  context: {cluster: c, user: u, namespace: ns1}
-- name: two
-  context: {cluster: c, user: u, namespace: ns2}
-current-context: one
-EOF
+# two contexts, of namespaces ns1 (the current one) and ns2
+cp "$FIXTURES/cli/kubeconfig" kubeconfig
 mkdir bin
 # claim-watch: one line of its arguments in calls, no objects
 cat >bin/claim-watch <<'EOF'
