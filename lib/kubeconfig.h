@@ -17,7 +17,9 @@
  *   kubeconfig: /k: users[0].user.client-certificate-data: invalid base64 at
  * offset 17 kubeconfig: /k: clusters[1].cluster.certificate-authority:
  * /k/ca.crt: No such file or directory
- */
+ *
+ * Threads: no state of its own (the environment is only read): any
+ * thread, on a struct of its own. */
 #ifndef HAZ_KUBECONFIG_H
 #define HAZ_KUBECONFIG_H
 
