@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "bind.h"
+#include "clock.h"
 #include "err.h"
 #include "hmap.h"
 #include "kube.h"
@@ -183,16 +184,6 @@ pod_path(const json_t *a, const char *sub)
 	return p;
 }
 
-static void
-now_rfc3339(char *buf, size_t n)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* post_event creates an Event about the pod of action a. */
 static int
 post_event(const json_t *a, const char *type, const char *reason,
@@ -201,10 +192,10 @@ post_event(const json_t *a, const char *type, const char *reason,
 	const char *ns = json_string_value(json_object_get(a, "namespace"));
 	const char *name = json_string_value(json_object_get(a, "name"));
 	struct kube_error e;
-	char ts[32], *path, *gen, *nse;
+	char ts[CLOCK_RFC3339_SIZE], *path, *gen, *nse;
 	json_t *ev, *r;
 
-	now_rfc3339(ts, sizeof ts);
+	clock_rfc3339((long long)time(NULL), ts);
 	gen = easprintf("%s.", name);
 	ev = json_pack("{s:s,s:s,s:{s:s,s:s},s:{s:s,s:s,s:s,s:s,s:O},"
 		       "s:s,s:s,s:s,s:{s:s},s:s,s:s,s:i,s:s}",
