@@ -1092,24 +1092,31 @@ options(int argc, char **argv)
 }
 
 /* lock takes DIR/.k8shazgpu/lock for this run; exit 75 when another
- * cache-sync has it. The descriptor stays open until exit. */
+ * cache-sync has it. The descriptor stays open until exit; nothing of
+ * its own is left allocated when it exits. */
 static void
 lock_dir(void)
 {
 	char *meta = easprintf("%s/.k8shazgpu", o.dir), *lock;
 	int fd;
 
-	if (ck_mkdirs(meta, 0755) < 0 || ck_mkdirs(hub, 0755) < 0)
-		err_die(HAZ_FAIL, "%s: cannot make the cache directory:", meta);
+	if (ck_mkdirs(meta, 0755) < 0 || ck_mkdirs(hub, 0755) < 0) {
+		err_warn("%s: cannot make the cache directory:", meta);
+		free(meta);
+		exit(HAZ_FAIL);
+	}
 	lock = easprintf("%s/lock", meta);
-	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
-		err_die(HAZ_FAIL, "%s:", lock);
+	state_path = easprintf("%s/state.json", meta);
+	free(meta);
+	if ((fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+		err_warn("%s:", lock);
+		free(lock);
+		exit(HAZ_FAIL);
+	}
+	free(lock);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 		err_die(errno == EWOULDBLOCK ? HAZ_TEMP : HAZ_FAIL,
 			"%s: another cache-sync is running here", o.dir);
-	state_path = easprintf("%s/state.json", meta);
-	free(meta);
-	free(lock);
 }
 
 static int
