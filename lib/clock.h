@@ -33,6 +33,23 @@ clock_mono_ms(void)
 	return (long)ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
 }
 
+/* clock_after returns the wall-clock time seconds from now, as
+ * pthread_cond_timedwait(3) wants its deadline. */
+static inline struct timespec
+clock_after(double seconds)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)seconds;
+	ts.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
 /* CLOCK_RFC3339_SIZE is the room clock_rfc3339 needs. */
 #define CLOCK_RFC3339_SIZE 32
 

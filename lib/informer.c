@@ -13,7 +13,6 @@
 #include "watch.h"
 
 #define TURN 2.0 /* seconds of one watch turn */
-#define BACKOFF_MAX 30.0
 
 static const struct {
 	const char *path, *kind;
@@ -54,15 +53,8 @@ stopping(struct informer *in)
 static void
 nap(struct informer *in, double s)
 {
-	struct timespec ts;
+	struct timespec ts = clock_after(s);
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)s;
-	ts.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&in->mu);
 	while (!stopping(in) &&
 		pthread_cond_timedwait(&in->cv, &in->mu, &ts) != ETIMEDOUT)
@@ -79,38 +71,42 @@ on_event(const char *type, json_t *obj, void *arg)
 	return stopping(f->in);
 }
 
-/* run lists once (retrying), then watches in turns until stopped. A turn
- * lasts TURN seconds, or three times what the first list took when that
- * is longer, so that a list again after 410 Gone fits in one turn. */
+static int
+stop(void *arg)
+{
+	return stopping(((struct feed *)arg)->in);
+}
+
+static void
+listed(void *arg, int first)
+{
+	struct feed *f = arg;
+
+	(void)first;
+	avail_set_synced(f->in->a, feeds[f->i].bit);
+}
+
+static void
+nap_for(void *arg, double s)
+{
+	nap(((struct feed *)arg)->in, s);
+}
+
+/* run lists once (retrying), then watches in turns until stopped. */
 static void *
 run(void *arg)
 {
 	struct feed *f = arg;
-	struct informer *in = f->in;
+	struct watch_loop l = {.name = feeds[f->i].path,
+		.turn = TURN,
+		.verbose = f->in->verbose,
+		.stop = stop,
+		.listed = listed,
+		.nap = nap_for,
+		.arg = f};
 	struct kube_error e;
-	double backoff = 0.5, turn = TURN, t0;
-	int listed = 0;
 
-	while (!stopping(in)) {
-		kube_set_deadline(f->k, listed ? turn : 0);
-		t0 = clock_mono();
-		if (listed ? watch_run(f->w, &e) : watch_list(f->w, &e)) {
-			if (stopping(in) || e.kind == KUBE_EDEADLINE)
-				continue;
-			err_warn("%s; retrying in %.1f s", e.msg, backoff);
-			nap(in, backoff);
-			backoff = backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX
-							    : backoff * 2;
-			continue;
-		}
-		backoff = 0.5;
-		if (!listed) {
-			listed = 1;
-			if (3 * (clock_mono() - t0) > turn)
-				turn = 3 * (clock_mono() - t0);
-			avail_set_synced(in->a, feeds[f->i].bit);
-		}
-	}
+	watch_loop(f->w, &l, &e);
 	return NULL;
 }
 

@@ -25,6 +25,35 @@
  * UID is the workload's whose write it is. The writes of one workload
  * must be done in the order emitted; each is answered by sqe_result.
  *
+ * Passes. Nothing is placed until every feed has listed once
+ * (sqe_synced): a restarted controller first learns every Job, so it
+ * never places a workload twice or gives a held device away. Then,
+ * whenever something changed (a new workload, a finished Job, a node,
+ * the strategy, a retry due), a pass feeds the waiting workloads to the
+ * placement engine in priority, then creation, then arrival order:
+ *
+ *  - placed: the Job (wl.h) is applied, then the status Scheduled; the
+ *    devices stay held until the Job finishes or goes. With opts.dra
+ *    the Job's pod claims its devices: a ResourceClaimTemplate named
+ *    after the workload is applied before the Job (pinning the whole
+ *    GPUs placed, or a MIG profile with its fallback chain as
+ *    firstAvailable subrequests, lib/migchain's built-in chains where
+ *    the workload names none), and placement is asked for that chain
+ *    and for exclusive devices, as a claim gets them;
+ *  - unschedulable although an empty cluster could hold it: it waits,
+ *    Pending, and is tried again as soon as capacity frees (no retry
+ *    spent);
+ *  - unschedulable even on an empty cluster (too many GPUs, a profile no
+ *    node has, no node its tolerations and affinity admit): a retry of
+ *    retryPolicy (backoffSeconds * 2^(n-1), at most opts.max_backoff,
+ *    times a jitter of 0.5 to 1.5 drawn from its uid); Failed when they
+ *    are spent;
+ *  - a Job that cannot be written: the same retries, with the API's
+ *    message.
+ *
+ * A Job left on a node that is gone is deleted and its workload placed
+ * again.
+ *
  * Time is the caller's: the engine reads no clock, only what
  * sqe_set_time gave it (a monotonic clock for retries and waits, the
  * wall clock for the times it writes), and draws the jitter of a Job

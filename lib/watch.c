@@ -137,6 +137,12 @@ watch_bad(const struct watch *w)
 	return w->bad;
 }
 
+struct kube *
+watch_kube(const struct watch *w)
+{
+	return w->k;
+}
+
 long
 watch_lists(const struct watch *w)
 {

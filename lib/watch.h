@@ -79,4 +79,36 @@ long watch_bad(const struct watch *w);
  * another thread. */
 long watch_lists(const struct watch *w);
 
+/* watch_kube returns the client w was made with. */
+struct kube *watch_kube(const struct watch *w);
+
+/* How watch_loop runs (watch_loop.c). */
+struct watch_loop {
+	const char *name; /* for "NAME: watching again" */
+	double turn;      /* seconds a watch runs before it is opened again,
+			   * at least three times what the first list took
+			   * (a list after 410 Gone then fits one turn); 0:
+			   * for ever */
+	int relist;       /* list again after each turn: a resync */
+	int once;         /* a first list's failure that will not get
+			   * better (unreachable, refused, unreadable)
+			   * ends the loop */
+	int verbose;      /* say every failure, not the first of a run */
+	/* stop: nonzero ends the loop, asked before each turn (NULL: never) */
+	int (*stop)(void *arg);
+	/* listed: after each list that went through (NULL: nothing) */
+	void (*listed)(void *arg, int first);
+	/* nap sleeps the backoff; it may return early (NULL: nanosleep) */
+	void (*nap)(void *arg, double seconds);
+	void *arg;
+};
+
+/* watch_loop lists, then watches in turns, for ever: each failure is
+ * said on stderr and tried again after a backoff of 0.5 s doubling to
+ * 30 s, and the recovery is said too. Returns 0 when stop said so or the
+ * emit function stopped the watch, or -1 with e filled when a first list
+ * failed with l->once. */
+int watch_loop(struct watch *w, const struct watch_loop *l,
+	struct kube_error *e);
+
 #endif

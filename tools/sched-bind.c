@@ -512,13 +512,7 @@ wait_wake(double seconds)
 	struct timespec ts;
 
 	pthread_mutex_lock(&wake.mu);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)seconds;
-	ts.tv_nsec += (long)((seconds - (double)(time_t)seconds) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	ts = clock_after(seconds);
 	while (!wake.dirty &&
 		pthread_cond_timedwait(&wake.cv, &wake.mu, &ts) == 0)
 		;

@@ -25,38 +25,14 @@
  * holds (the devices of every unfinished Job, and of placements whose
  * Job is being written), and each workload's place in the queue.
  *
- * Nothing is placed until every watch has listed once: a restarted
- * controller first learns every Job, so it never places a workload twice
- * or gives a held device away. Then, whenever something changed (a new
- * workload, a finished Job, a node, the strategy, a retry due), one pass
- * feeds the waiting workloads to the engine in priority, then creation,
- * then arrival order:
- *
- *  - placed: the Job (wl.h) is applied, then the status Scheduled; the
- *    devices stay held until the Job finishes or goes. With -A dra
- *    (K8SHAZGPU_ALLOCATION=dra) the Job's pod claims its devices: a
- *    ResourceClaimTemplate named after the workload is applied before
- *    the Job (pinning the whole GPUs placed, or a MIG profile with its
- *    fallback chain as firstAvailable subrequests, lib/migchain's
- *    built-in chains where the workload names none), and the engine is
- *    asked for that chain and for exclusive devices, as a claim gets
- *    them; a template a new placement cannot change (its spec is
- *    immutable) is deleted and applied again;
- *  - unschedulable although an empty cluster could hold it: it waits,
- *    Pending, and is tried again as soon as capacity frees (no retry
- *    spent);
- *  - unschedulable even on an empty cluster (too many GPUs, a profile no
- *    node has, no node its tolerations and affinity admit): a retry of
- *    retryPolicy (backoffSeconds * 2^(n-1), at most -B, times a jitter
- *    of 0.5 to 1.5 drawn from its uid); Failed when they are spent;
- *  - a Job that cannot be written: the same retries, with the API's
- *    message.
+ * Nothing is placed until every watch has listed once, then each change
+ * makes one pass; what a pass decides (placed, waiting, retried with
+ * backoff and jitter, Failed) is sqe.h's, "Passes".
  *
  * Writes go through -w writer threads (default 4), each workload's
- * always through the same one, in order. A Job's pods are pinned to its
- * node; a Job left on a node that is gone is deleted and its workload
- * placed again. Every -r seconds (default 600) each watch lists again
- * as a safety net; nothing else runs while nothing happens.
+ * always through the same one, in order. Every -r seconds (default 600)
+ * each watch lists again as a safety net; nothing else runs while
+ * nothing happens.
  *
  * The state directory (-d) gets metrics (Prometheus text, rewritten at
  * most once a second after a change), counters.json (kept across
@@ -188,15 +164,7 @@ take(double until)
 
 	pthread_mutex_lock(&evq.mu);
 	while (!evq.head && (left = until - clock_mono()) > 0) {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		if (left > 3600)
-			left = 3600;
-		ts.tv_sec += (time_t)left;
-		ts.tv_nsec += (long)((left - (double)(time_t)left) * 1e9);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		ts = clock_after(left > 3600 ? 3600 : left);
 		pthread_cond_timedwait(&evq.cv, &evq.mu, &ts);
 	}
 	list = evq.head;
@@ -349,65 +317,43 @@ on_event(const char *type, const char *js, size_t len, void *arg)
 	return 0;
 }
 
-/* feed_said posts the error a one-pass run ends with. */
+/* feed_listed says that a list went through: the first makes the
+ * feed's state complete. */
 static void
-feed_said(struct feed *f, const struct kube_error *e)
+feed_listed(void *arg, int first)
 {
+	struct feed *f = arg;
 	struct ev *s = ecalloc(1, sizeof *s);
 
+	(void)first;
 	s->feed = f->i;
-	s->type = 'E';
-	s->r.temporary = e->kind == KUBE_ETEMP;
-	s->msg = estrdup(e->msg);
+	s->type = 'S';
 	post(s);
 }
 
-/* feed_run lists (retrying with backoff), says so, then watches for
- * ever, listing again every -r seconds as a safety net. */
+/* feed_run lists, then watches for ever, listing again every -r seconds
+ * as a safety net; with -1 it posts the error a first list ends with. */
 static void *
 feed_run(void *arg)
 {
 	struct feed *f = arg;
+	struct watch_loop l = {.name = sqe_feed_name[f->i],
+		.turn = opt.resync,
+		.relist = 1,
+		.once = opt.once,
+		.verbose = opt.verbose,
+		.listed = feed_listed,
+		.arg = f};
 	struct kube_error e;
-	double backoff = 0.5;
-	int listed = 0, said = 0;
 	struct ev *s;
 
-	for (;;) {
-		kube_set_deadline(f->k, listed ? opt.resync : 0);
-		if (listed ? watch_run(f->w, &e) : watch_list(f->w, &e)) {
-			if (e.kind == KUBE_EDEADLINE) {
-				listed = 0; /* the resync: list again */
-				continue;
-			}
-			/* one pass waits for nothing: an unreachable server
-			 * is 75 at once, a refusal (403...) never gets better;
-			 * a list gone stale or cut short is tried again */
-			if (opt.once && !listed &&
-				(e.kind == KUBE_ETEMP || e.kind == KUBE_EAPI ||
-					e.kind == KUBE_EFAIL)) {
-				feed_said(f, &e);
-				return NULL;
-			}
-			if (!said || opt.verbose)
-				err_warn("%s; retrying in %.1f s", e.msg,
-					backoff);
-			said = 1;
-			usleep((useconds_t)(backoff * 1e6));
-			backoff = backoff * 2 > 30 ? 30 : backoff * 2;
-			continue;
-		}
-		if (said)
-			err_warn("%s: watching again", sqe_feed_name[f->i]);
-		said = 0;
-		backoff = 0.5;
-		if (!listed) {
-			listed = 1;
-			s = ecalloc(1, sizeof *s);
-			s->feed = f->i;
-			s->type = 'S';
-			post(s);
-		}
+	if (watch_loop(f->w, &l, &e) < 0) {
+		s = ecalloc(1, sizeof *s);
+		s->feed = f->i;
+		s->type = 'E';
+		s->r.temporary = e.kind == KUBE_ETEMP;
+		s->msg = estrdup(e.msg);
+		post(s);
 	}
 	return NULL;
 }
