@@ -1473,7 +1473,7 @@ enum { F_WAIT, F_OPENING, F_OPEN, F_DONE };
 struct prange {
 	uint64_t start, len, have; /* have: written from start, no gap */
 	int state;
-	int flushed_mib;           /* writeback started up to here (8 MiB) */
+	int flushed_mib; /* writeback started up to here (8 MiB) */
 };
 
 /* One blob of the pool. */
@@ -1482,15 +1482,15 @@ struct pfile {
 	char part[PATH_MAX], final[PATH_MAX];
 	int fd, lfd;
 	int state;
-	int ranges;        /* -1 asking (range 0 only), 0 one stream, 1 yes */
+	int ranges; /* -1 asking (range 0 only), 0 one stream, 1 yes */
 	size_t nranges, next, left; /* ranges; the next to hand out; not done */
 	struct prange *r;
-	char *url;         /* where range 0 was answered from */
+	char *url; /* where range 0 was answered from */
 	EVP_MD_CTX *md;
-	uint64_t hashed;   /* bytes given to md, from byte 0 */
-	size_t hk;         /* the range holding byte hashed */
-	int hashing;       /* a worker feeds md now */
-	int finishing;     /* a worker checks and renames it */
+	uint64_t hashed; /* bytes given to md, from byte 0 */
+	size_t hk;       /* the range holding byte hashed */
+	int hashing;     /* a worker feeds md now */
+	int finishing;   /* a worker checks and renames it */
 };
 
 struct pool {
@@ -1500,7 +1500,7 @@ struct pool {
 	struct pfile *pf;
 	size_t n;
 	int stop, running;
-	uint64_t written; /* bytes of the blobs on disk now, this call's */
+	uint64_t written;     /* bytes of the blobs on disk now, this call's */
 	struct ck_result res; /* the first failure */
 };
 
@@ -1528,9 +1528,8 @@ pool_fail(struct pool *p, enum ck_reason why, const char *msg)
 	pthread_cond_broadcast(&p->cv);
 }
 
-static void
-worker_fail(struct worker *w, enum ck_reason why, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void worker_fail(struct worker *w, enum ck_reason why, const char *fmt,
+	...) __attribute__((format(printf, 3, 4)));
 
 static void
 worker_fail(struct worker *w, enum ck_reason why, const char *fmt, ...)
@@ -1567,9 +1566,7 @@ pf_split(struct pfile *pf, uint64_t rb)
 	pf->r = ecalloc(n, sizeof *pf->r);
 	for (size_t i = 0; i < n; i++) {
 		pf->r[i].start = i * rb;
-		pf->r[i].len = n == 1 ? size
-			: i == n - 1  ? size - i * rb
-				      : rb;
+		pf->r[i].len = n == 1 ? size : i == n - 1 ? size - i * rb : rb;
 	}
 	pf->nranges = pf->left = n;
 	pf->ranges = n == 1 ? 0 : -1;
@@ -1675,8 +1672,9 @@ pf_finish(struct worker *w, struct pfile *pf)
 	if (strcmp(got, pf->f->etag)) {
 		worker_fail(w, CK_CHECKSUM,
 			"%s: %s: checksum mismatch: expected %s %s, got %s",
-			repo, pf->f->path, pf->f->lfs ? "sha256" : "git blob sha1",
-			pf->f->etag, got);
+			repo, pf->f->path,
+			pf->f->lfs ? "sha256" : "git blob sha1", pf->f->etag,
+			got);
 		return -1;
 	}
 	if (fsync(pf->fd) < 0 || rename(pf->part, pf->final) < 0) {
@@ -1737,7 +1735,8 @@ hash_on(struct worker *w, struct pfile *pf)
 			if (n <= 0) {
 				if (n == 0)
 					errno = EIO;
-				worker_fail(w, CK_IO, "%s: %s: read blobs/%s: %s",
+				worker_fail(w, CK_IO,
+					"%s: %s: read blobs/%s: %s",
 					p->fx->it->repo_id, pf->f->path,
 					pf->f->etag, strerror(errno));
 				break;
@@ -2043,8 +2042,7 @@ worker_main(void *arg)
 /* pool_fetch fetches the blobs todo names that are not held, with
  * fx->it->workers threads; the caller's progress from this thread. */
 static int
-pool_fetch(struct fetch *fx, const struct hf_file **todo,
-	struct ck_result *res)
+pool_fetch(struct fetch *fx, const struct hf_file **todo, struct ck_result *res)
 {
 	struct pool p = {.fx = fx};
 	struct worker *ws;
@@ -2073,9 +2071,9 @@ pool_fetch(struct fetch *fx, const struct hf_file **todo,
 	if (jpath(blobs, sizeof blobs, fx->r.dir, "blobs") == 0 &&
 		ck_fs_space(blobs, &avail, &total) == 0 && avail < need) {
 		char a[16], b[16];
-		ck_fail(res, CK_DISK_FULL,
-			"%s: %s to download, %s free in %s", fx->it->repo_id,
-			ck_bytes(need, a), ck_bytes(avail, b), blobs);
+		ck_fail(res, CK_DISK_FULL, "%s: %s to download, %s free in %s",
+			fx->it->repo_id, ck_bytes(need, a), ck_bytes(avail, b),
+			blobs);
 		goto out;
 	}
 	if (nw > chunks)
