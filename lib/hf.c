@@ -1460,6 +1460,693 @@ distinct(const struct hf_plan *p)
 	return v;
 }
 
+/* ---- fetching in parallel ------------------------------------------- */
+
+/* The pool of hf_fetch with workers > 1 (see hf.h). One mutex guards it
+ * all: the ranges handed out, what each has written, the hash's place;
+ * a worker takes it once per write of curl's, never while it reads,
+ * hashes or waits on the network. */
+
+enum { R_TODO, R_RUNNING, R_DONE };
+enum { F_WAIT, F_OPENING, F_OPEN, F_DONE };
+
+struct prange {
+	uint64_t start, len, have; /* have: written from start, no gap */
+	int state;
+	int flushed_mib; /* writeback started up to here (8 MiB) */
+};
+
+/* One blob of the pool. */
+struct pfile {
+	const struct hf_file *f;
+	char part[PATH_MAX], final[PATH_MAX];
+	int fd, lfd;
+	int state;
+	int ranges; /* -1 asking (range 0 only), 0 one stream, 1 yes */
+	size_t nranges, next, left; /* ranges; the next to hand out; not done */
+	struct prange *r;
+	char *url; /* where range 0 was answered from */
+	EVP_MD_CTX *md;
+	uint64_t hashed; /* bytes given to md, from byte 0 */
+	size_t hk;       /* the range holding byte hashed */
+	int hashing;     /* a worker feeds md now */
+	int finishing;   /* a worker checks and renames it */
+};
+
+struct pool {
+	struct fetch *fx;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct pfile *pf;
+	size_t n;
+	int stop, running;
+	uint64_t written;     /* bytes of the blobs on disk now, this call's */
+	struct ck_result res; /* the first failure */
+};
+
+/* A worker and the range it works on. */
+struct worker {
+	struct pool *p;
+	struct client c;
+	pthread_t th;
+	struct pfile *pf;
+	struct prange *r;
+	int started;
+	enum ck_reason why;
+	char why_msg[300];
+	char buf[1 << 18]; /* what it reads back to hash */
+};
+
+/* pool_fail records the first failure and stops every worker. Under
+ * mu. */
+static void
+pool_fail(struct pool *p, enum ck_reason why, const char *msg)
+{
+	if (p->res.reason == CK_OK)
+		ck_fail(&p->res, why, "%s", msg);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->cv);
+}
+
+static void worker_fail(struct worker *w, enum ck_reason why, const char *fmt,
+	...) __attribute__((format(printf, 3, 4)));
+
+static void
+worker_fail(struct worker *w, enum ck_reason why, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->why != CK_OK)
+		return;
+	w->why = why;
+	va_start(ap, fmt);
+	vsnprintf(w->why_msg, sizeof w->why_msg, fmt, ap);
+	va_end(ap);
+}
+
+/* pf_md_start (re)starts a file's hash. */
+static int
+pf_md_start(struct pfile *pf)
+{
+	struct blob b = {.f = pf->f, .md = pf->md};
+
+	pf->hashed = 0;
+	pf->hk = 0;
+	return md_start(&b);
+}
+
+/* pf_split divides a file into ranges of rb bytes, or one when it is
+ * not over twice that. */
+static void
+pf_split(struct pfile *pf, uint64_t rb)
+{
+	uint64_t size = pf->f->size;
+	size_t n = size > 2 * rb ? (size_t)((size + rb - 1) / rb) : 1;
+
+	pf->r = ecalloc(n, sizeof *pf->r);
+	for (size_t i = 0; i < n; i++) {
+		pf->r[i].start = i * rb;
+		pf->r[i].len = n == 1 ? size : i == n - 1 ? size - i * rb : rb;
+	}
+	pf->nranges = pf->left = n;
+	pf->ranges = n == 1 ? 0 : -1;
+}
+
+/* take hands out work: the next range of the first file that has one
+ * (a file not opened yet: its range 0, and the opening); NULL when
+ * none is left. Waits while a file asks whether ranges are honoured.
+ * Under mu. */
+static struct pfile *
+take(struct pool *p, struct prange **r)
+{
+	for (;;) {
+		int asking = 0;
+		if (p->stop)
+			return NULL;
+		for (size_t i = 0; i < p->n; i++) {
+			struct pfile *pf = &p->pf[i];
+			if (pf->state == F_WAIT) {
+				pf->state = F_OPENING;
+				pf->next = 1;
+				*r = &pf->r[0];
+				pf->r[0].state = R_RUNNING;
+				return pf;
+			}
+			if (pf->state == F_OPENING || pf->ranges < 0) {
+				asking |= pf->state != F_DONE;
+				continue;
+			}
+			if (pf->state == F_OPEN && pf->ranges == 1 &&
+				pf->next < pf->nranges) {
+				*r = &pf->r[pf->next++];
+				(*r)->state = R_RUNNING;
+				return pf;
+			}
+		}
+		if (!asking)
+			return NULL;
+		pthread_cond_wait(&p->cv, &p->mu);
+	}
+}
+
+/* pf_open takes the blob's lock and makes its partial file, of the
+ * listed size. 1: another fetch made the blob meanwhile; 0; -1 with w
+ * failed. */
+static int
+pf_open(struct worker *w, struct pfile *pf)
+{
+	struct fetch *fx = w->p->fx;
+	const char *repo = fx->it->repo_id;
+	char lock[PATH_MAX];
+	struct stat st;
+
+	if (pathf(pf->final, sizeof pf->final, "%s/blobs/%s", fx->r.dir,
+		    pf->f->etag) < 0 ||
+		pathf(pf->part, sizeof pf->part, "%s.incomplete", pf->final) <
+			0 ||
+		pathf(lock, sizeof lock, "%s/%s.lock", fx->r.locks,
+			pf->f->etag) < 0 ||
+		(pf->lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			 0644)) < 0) {
+		worker_fail(w, CK_IO, "%s: %s: %s", repo, lock,
+			strerror(errno));
+		return -1;
+	}
+	while (flock(pf->lfd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	if (blob_held(&fx->r, pf->f->etag, pf->f->size))
+		return 1;
+	if (lstat(pf->final, &st) == 0 && unlink(pf->final) < 0) {
+		worker_fail(w, CK_IO, "%s: %s: %s", repo, pf->final,
+			strerror(errno));
+		return -1;
+	}
+	/* a partial an earlier call left is started over: its bytes are
+	 * not known to be the file's */
+	pf->fd = open(pf->part,
+		O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (pf->fd < 0 || !(pf->md = EVP_MD_CTX_new()) || pf_md_start(pf) < 0 ||
+		(pf->f->size > 0 &&
+			fallocate(pf->fd, 0, 0, (off_t)pf->f->size) < 0 &&
+			errno != EOPNOTSUPP)) {
+		worker_fail(w,
+			errno == ENOSPC || errno == EDQUOT ? CK_DISK_FULL
+							   : CK_IO,
+			"%s: %s: %s", repo, pf->part, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* pf_finish checks a whole, hashed file, fsyncs it once and gives it
+ * the blob's name; fd and lock closed either way. */
+static int
+pf_finish(struct worker *w, struct pfile *pf)
+{
+	struct blob b = {.f = pf->f, .md = pf->md};
+	const char *repo = w->p->fx->it->repo_id;
+	char got[65];
+	int rc = 0;
+
+	md_hex(&b, got);
+	if (strcmp(got, pf->f->etag)) {
+		worker_fail(w, CK_CHECKSUM,
+			"%s: %s: checksum mismatch: expected %s %s, got %s",
+			repo, pf->f->path,
+			pf->f->lfs ? "sha256" : "git blob sha1", pf->f->etag,
+			got);
+		return -1;
+	}
+	if (fsync(pf->fd) < 0 || rename(pf->part, pf->final) < 0) {
+		worker_fail(w,
+			errno == ENOSPC || errno == EDQUOT ? CK_DISK_FULL
+							   : CK_IO,
+			"%s: %s: rename blobs/%s: %s", repo, pf->f->path,
+			pf->f->etag, strerror(errno));
+		return -1;
+	}
+	fsync_dir(w->p->fx->r.dir, "blobs");
+	close(pf->fd);
+	close(pf->lfd);
+	pf->fd = pf->lfd = -1;
+	return rc;
+}
+
+/* hash_on feeds the file's hash what is written without a gap past
+ * what it has, unless another worker does it now; the worker that
+ * hashes the last byte of a file whose ranges are all done finishes it.
+ * Called with mu held, returns with it held. */
+static void
+hash_on(struct worker *w, struct pfile *pf)
+{
+	struct pool *p = w->p;
+
+	while (!pf->hashing && !pf->finishing && !p->stop) {
+		uint64_t limit;
+		while (pf->hk < pf->nranges &&
+			pf->r[pf->hk].have == pf->r[pf->hk].len)
+			pf->hk++;
+		limit = pf->hk < pf->nranges
+			? pf->r[pf->hk].start + pf->r[pf->hk].have
+			: pf->f->size;
+		if (limit == pf->hashed) {
+			if (pf->left > 0 || pf->hashed < pf->f->size)
+				return;
+			pf->finishing = 1;
+			pthread_mutex_unlock(&p->mu);
+			int rc = pf_finish(w, pf);
+			pthread_mutex_lock(&p->mu);
+			if (rc == 0) {
+				pf->state = F_DONE;
+				pthread_cond_broadcast(&p->cv);
+			}
+			return;
+		}
+		pf->hashing = 1;
+		uint64_t at = pf->hashed;
+		pthread_mutex_unlock(&p->mu);
+		while (at < limit) {
+			size_t want = limit - at < sizeof w->buf
+				? (size_t)(limit - at)
+				: sizeof w->buf;
+			ssize_t n = pread(pf->fd, w->buf, want, (off_t)at);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				if (n == 0)
+					errno = EIO;
+				worker_fail(w, CK_IO,
+					"%s: %s: read blobs/%s: %s",
+					p->fx->it->repo_id, pf->f->path,
+					pf->f->etag, strerror(errno));
+				break;
+			}
+			EVP_DigestUpdate(pf->md, w->buf, (size_t)n);
+			at += (uint64_t)n;
+		}
+		pthread_mutex_lock(&p->mu);
+		pf->hashed = at;
+		pf->hashing = 0;
+		if (w->why != CK_OK)
+			return;
+	}
+}
+
+/* range_start checks the answer before its first byte: a range asked
+ * must come back as itself (206, Content-Range "bytes A-B/SIZE"); a 200
+ * to range 0 makes it the whole file, to another fails. Under mu. */
+static int
+range_start(struct worker *w)
+{
+	struct pool *p = w->p;
+	struct pfile *pf = w->pf;
+	struct prange *r = w->r;
+	const char *repo = p->fx->it->repo_id;
+	const char *cr = header(&w->c, "Content-Range");
+	unsigned long long a, b, size;
+	int whole = pf->ranges == 0 && r->have == 0;
+
+	w->started = 1;
+	if (w->c.hdr.status == 200) {
+		if (whole)
+			return 0;
+		if (pf->ranges < 0) {
+			/* ranges not honoured: one stream of the whole */
+			pf->ranges = 0;
+			pf->nranges = pf->left = 1;
+			r->len = pf->f->size;
+			pthread_cond_broadcast(&p->cv);
+			return 0;
+		}
+		if (pf->nranges == 1) {
+			/* one stream, asked again from where it stopped and
+			 * sent whole: start over */
+			p->written -= r->have;
+			r->have = 0;
+			r->flushed_mib = 0;
+			if (pf_md_start(pf) < 0) {
+				worker_fail(w, CK_IO, "%s: %s: hash", repo,
+					pf->f->path);
+				return -1;
+			}
+			return 0;
+		}
+		worker_fail(w, CK_SERVER,
+			"%s: %s: the server sent the whole file for a range "
+			"of it",
+			repo, pf->f->path);
+		return -1;
+	}
+	if (w->c.hdr.status != 206)
+		return 0;
+	if (sscanf(cr, "bytes %llu-%llu/%llu", &a, &b, &size) != 3 ||
+		a != r->start + r->have || b != r->start + r->len - 1 ||
+		size != pf->f->size) {
+		worker_fail(w, CK_SERVER,
+			"%s: %s: Content-Range \"%.60s\" for bytes %llu-%llu "
+			"of %llu",
+			repo, pf->f->path, cr,
+			(unsigned long long)(r->start + r->have),
+			(unsigned long long)(r->start + r->len - 1),
+			(unsigned long long)pf->f->size);
+		return -1;
+	}
+	if (pf->ranges < 0) {
+		pf->ranges = 1;
+		pf->url = estrdup(w->c.url);
+		pthread_cond_broadcast(&p->cv);
+	}
+	return 0;
+}
+
+static int
+write_range(void *arg, const char *buf, size_t n)
+{
+	struct worker *w = arg;
+	struct pool *p = w->p;
+	struct pfile *pf = w->pf;
+	struct prange *r = w->r;
+	int rc = 0;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->stop || (!w->started && range_start(w) < 0))
+		rc = -1;
+	else if (r->have + n > r->len) {
+		worker_fail(w, CK_CHECKSUM,
+			"%s: %s: the server sent more than the %llu bytes the "
+			"file list names",
+			p->fx->it->repo_id, pf->f->path,
+			(unsigned long long)pf->f->size);
+		rc = -1;
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (rc < 0)
+		return -1;
+	for (size_t off = 0; off < n;) {
+		ssize_t k = pwrite(pf->fd, buf + off, n - off,
+			(off_t)(r->start + r->have + off));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			worker_fail(w,
+				errno == ENOSPC || errno == EDQUOT
+					? CK_DISK_FULL
+					: CK_IO,
+				"%s: %s: write blobs/%s: %s",
+				p->fx->it->repo_id, pf->f->path, pf->f->etag,
+				strerror(errno));
+			return -1;
+		}
+		off += (size_t)k;
+	}
+	pthread_mutex_lock(&p->mu);
+	if (!pf->hashing && !p->stop && pf->hashed == r->start + r->have) {
+		/* what extends the hash's place is hashed from here, not
+		 * read back */
+		pf->hashing = 1;
+		pthread_mutex_unlock(&p->mu);
+		EVP_DigestUpdate(pf->md, buf, n);
+		pthread_mutex_lock(&p->mu);
+		pf->hashed += n;
+		pf->hashing = 0;
+	}
+	r->have += n;
+	p->written += n;
+	p->fx->fetched += n;
+	if (r->have >> 23 > (uint64_t)r->flushed_mib) {
+		/* the disk writes start now, so that the one fsync at the
+		 * end has little left to wait for */
+		uint64_t from = (uint64_t)r->flushed_mib << 23;
+		r->flushed_mib = (int)(r->have >> 23);
+		sync_file_range(pf->fd, (off_t)(r->start + from),
+			(off_t)(r->have - from), SYNC_FILE_RANGE_WRITE);
+	}
+	hash_on(w, pf);
+	rc = w->why != CK_OK || p->stop ? -1 : 0;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+static int
+on_range_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
+	curl_off_t ultotal, curl_off_t ulnow)
+{
+	struct worker *w = arg;
+	int stop;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	pthread_mutex_lock(&w->p->mu);
+	stop = w->p->stop;
+	pthread_mutex_unlock(&w->p->mu);
+	return stop;
+}
+
+/* fetch_range gets one range (the whole file when it is one), asked
+ * again from where it stopped when cut short. 0, or -1 with w failed
+ * (nothing when the pool stopped it). */
+static int
+fetch_range(struct worker *w)
+{
+	struct pool *p = w->p;
+	struct pfile *pf = w->pf;
+	struct prange *r = w->r;
+	const char *repo = p->fx->it->repo_id;
+	char range[80], nf[300], what[300], *s, *url;
+	int tries = 0, whole;
+	CURLcode cc;
+
+	s = shown(pf->f->path);
+	snprintf(nf, sizeof nf, "%s: file \"%s\" not found at commit %s", repo,
+		s, p->fx->plan->commit);
+	free(s);
+	snprintf(what, sizeof what, "%s: %s", repo, pf->f->path);
+	pthread_mutex_lock(&p->mu);
+	if (pf->url) {
+		url = estrdup(pf->url);
+	} else {
+		char *epath = pct(pf->f->path, 1);
+		url = easprintf("%s/%s/resolve/%s/%s", w->c.endpoint, repo,
+			p->fx->plan->commit, epath);
+		free(epath);
+	}
+	pthread_mutex_unlock(&p->mu);
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		if (pf->url && strcmp(url, pf->url)) {
+			/* asked again: where the first range was answered */
+			free(url);
+			url = estrdup(pf->url);
+		}
+		whole = pf->nranges == 1 && r->have == 0;
+		snprintf(range, sizeof range, "Range: bytes=%llu-%llu",
+			(unsigned long long)(r->start + r->have),
+			(unsigned long long)(r->start + r->len - 1));
+		pthread_mutex_unlock(&p->mu);
+		w->started = 0;
+		cc = get(&w->c, url, whole ? NULL : range, write_range, w,
+			on_range_progress, w);
+		pthread_mutex_lock(&p->mu);
+		int stopped = p->stop, done = r->have == r->len;
+		pthread_mutex_unlock(&p->mu);
+		if (w->why != CK_OK || stopped)
+			break;
+		long st = w->c.hdr.status;
+		if (st >= 200 && st <= 299 && done &&
+			(cc == CURLE_OK || cc == CURLE_PARTIAL_FILE))
+			break;
+		if (st >= 200 && st <= 299 &&
+			(cc == CURLE_OK || cc == CURLE_PARTIAL_FILE ||
+				cc == CURLE_RECV_ERROR ||
+				cc == CURLE_GOT_NOTHING) &&
+			++tries <= 2)
+			continue; /* cut short: the rest */
+		if ((st >= 200 && st <= 299 &&
+			    (cc == CURLE_OK || cc == CURLE_PARTIAL_FILE ||
+				    cc == CURLE_RECV_ERROR ||
+				    cc == CURLE_GOT_NOTHING)) ||
+			(st == 416 && tries > 0))
+			/* a 416 to the rest: the file ends before its size */
+			worker_fail(w, CK_TRUNCATED,
+				"%s: %s: got %llu of %llu bytes", repo,
+				pf->f->path,
+				(unsigned long long)(r->start + r->have),
+				(unsigned long long)pf->f->size);
+		else if (st >= 200 && st <= 299 &&
+			cc == CURLE_OPERATION_TIMEDOUT)
+			worker_fail(w, CK_TIMEOUT,
+				"%s: %s: no progress for %ld s, got %llu of "
+				"%llu bytes",
+				repo, pf->f->path, w->c.timeout,
+				(unsigned long long)(r->start + r->have),
+				(unsigned long long)pf->f->size);
+		else if (cc != CURLE_OK) {
+			struct ck_result res = {0};
+			transport_fail(&w->c, cc, what, &res);
+			worker_fail(w, res.reason, "%s", res.message);
+		} else if (st >= 300 && st <= 399) {
+			worker_fail(w, CK_SERVER, "%s: over %d redirects", what,
+				MAX_REDIRECTS);
+		} else {
+			struct ck_result res = {0};
+			http_fail(&w->c, what, nf, &res);
+			worker_fail(w, res.reason, "%s", res.message);
+		}
+		break;
+	}
+	free(url);
+	return w->why == CK_OK ? 0 : -1;
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *p = w->p;
+	struct pfile *pf;
+
+	pthread_mutex_lock(&p->mu);
+	while ((pf = take(p, &w->r))) {
+		int rc = 0;
+		w->pf = pf;
+		pthread_mutex_unlock(&p->mu);
+		if (w->r == &pf->r[0] && (rc = pf_open(w, pf)) == 1) {
+			pthread_mutex_lock(&p->mu);
+			/* another fetch made it: as if this one had */
+			p->written += pf->f->size;
+			pf->state = F_DONE;
+			pthread_cond_broadcast(&p->cv);
+			continue;
+		}
+		if (rc == 0) {
+			pthread_mutex_lock(&p->mu);
+			if (pf->state == F_OPENING)
+				pf->state = F_OPEN;
+			pthread_mutex_unlock(&p->mu);
+			rc = fetch_range(w);
+		}
+		pthread_mutex_lock(&p->mu);
+		if (rc == 0 && !p->stop) {
+			w->r->state = R_DONE;
+			pf->left--;
+			hash_on(w, pf);
+		}
+		if (w->why != CK_OK)
+			pool_fail(p, w->why, w->why_msg);
+	}
+	p->running--;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* pool_fetch fetches the blobs todo names that are not held, with
+ * fx->it->workers threads; the caller's progress from this thread. */
+static int
+pool_fetch(struct fetch *fx, const struct hf_file **todo, struct ck_result *res)
+{
+	struct pool p = {.fx = fx};
+	struct worker *ws;
+	uint64_t rb = fx->it->range_bytes ? fx->it->range_bytes : 32 << 20;
+	rb = rb < 65536 ? 65536 : rb;
+	uint64_t need = 0, avail, total;
+	size_t nw = (size_t)fx->it->workers, chunks = 0, started = 0;
+	char blobs[PATH_MAX];
+	struct timespec until;
+
+	for (size_t i = 0; todo[i]; i++)
+		if (!blob_held(&fx->r, todo[i]->etag, todo[i]->size))
+			p.n++;
+	p.pf = ecalloc(p.n ? p.n : 1, sizeof *p.pf);
+	p.n = 0;
+	for (size_t i = 0; todo[i]; i++) {
+		if (blob_held(&fx->r, todo[i]->etag, todo[i]->size))
+			continue;
+		struct pfile *pf = &p.pf[p.n++];
+		pf->f = todo[i];
+		pf->fd = pf->lfd = -1;
+		pf_split(pf, rb);
+		chunks += pf->nranges;
+		need += todo[i]->size;
+	}
+	if (jpath(blobs, sizeof blobs, fx->r.dir, "blobs") == 0 &&
+		ck_fs_space(blobs, &avail, &total) == 0 && avail < need) {
+		char a[16], b[16];
+		ck_fail(res, CK_DISK_FULL, "%s: %s to download, %s free in %s",
+			fx->it->repo_id, ck_bytes(need, a), ck_bytes(avail, b),
+			blobs);
+		goto out;
+	}
+	if (nw > chunks)
+		nw = chunks;
+	ws = ecalloc(nw ? nw : 1, sizeof *ws);
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	for (; started < nw; started++) {
+		ws[started].p = &p;
+		if (client_init(&ws[started].c, fx->it) < 0 ||
+			pthread_create(&ws[started].th, NULL, worker_main,
+				&ws[started]) != 0) {
+			client_free(&ws[started].c);
+			break;
+		}
+		pthread_mutex_lock(&p.mu);
+		p.running++;
+		pthread_mutex_unlock(&p.mu);
+	}
+	if (started == 0 && nw > 0) {
+		pthread_mutex_lock(&p.mu);
+		pool_fail(&p, CK_IO, "no thread for the download");
+		pthread_mutex_unlock(&p.mu);
+	}
+	pthread_mutex_lock(&p.mu);
+	while (p.running > 0) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += PROGRESS_EVERY_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&p.cv, &p.mu, &until);
+		uint64_t extra = p.written;
+		pthread_mutex_unlock(&p.mu);
+		int stop = report(fx, extra, 0);
+		pthread_mutex_lock(&p.mu);
+		if (stop && !p.stop) {
+			char m[300];
+			snprintf(m, sizeof m, "%s: stopped", fx->it->repo_id);
+			pool_fail(&p, CK_CANCELLED, m);
+		}
+	}
+	pthread_mutex_unlock(&p.mu);
+	for (size_t i = 0; i < started; i++) {
+		pthread_join(ws[i].th, NULL);
+		client_free(&ws[i].c);
+	}
+	free(ws);
+	pthread_mutex_destroy(&p.mu);
+	pthread_cond_destroy(&p.cv);
+	if (p.res.reason != CK_OK)
+		*res = p.res;
+	else
+		fx->done += p.written;
+out:
+	/* whatever is not renamed goes: no partial stays */
+	for (size_t i = 0; i < p.n; i++) {
+		struct pfile *pf = &p.pf[i];
+		if (pf->fd >= 0) {
+			unlink(pf->part);
+			close(pf->fd);
+		}
+		if (pf->lfd >= 0)
+			close(pf->lfd);
+		EVP_MD_CTX_free(pf->md);
+		free(pf->r);
+		free(pf->url);
+	}
+	free(p.pf);
+	return res->reason == CK_OK ? 0 : -1;
+}
+
 /* ---- writing a snapshot --------------------------------------------- */
 
 /* swap_link points the symlink at path to target, as ck_swap_symlink
@@ -1630,7 +2317,12 @@ hf_fetch(const struct hf_item *it, const struct hf_plan *plan,
 		if (blob_held(&fx.r, todo[i]->etag, todo[i]->size))
 			fx.done += todo[i]->size;
 	report(&fx, 0, 1);
-	for (size_t i = 0; todo[i] && !fx.cancelled; i++) {
+	if (it->workers > 1) {
+		if (pool_fetch(&fx, todo, res) < 0)
+			goto out;
+		report(&fx, 0, 1);
+	}
+	for (size_t i = 0; todo[i] && !fx.cancelled && it->workers <= 1; i++) {
 		if (blob_held(&fx.r, todo[i]->etag, todo[i]->size))
 			continue;
 		if (fetch_blob(&fx, todo[i], res) < 0)

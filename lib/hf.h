@@ -57,7 +57,10 @@
  * calls may fetch the same repository at once (each blob
  * is downloaded under an flock of .locks/models--ORG--NAME/ETAG.lock, as
  * huggingface_hub locks it), but hf_remove must not run alongside a
- * fetch of the same repository. */
+ * fetch of the same repository. hf_fetch with workers > 1 starts that
+ * many threads, each with its own curl handle, and joins them all
+ * before it returns; its progress function is still called from the
+ * calling thread only. */
 #ifndef HAZ_HF_H
 #define HAZ_HF_H
 
@@ -69,13 +72,17 @@
 /* One model to fetch. endpoint: HF_ENDPOINT or https://huggingface.co
  * (NULL means the latter; trailing '/' ignored); token: HF_TOKEN or NULL;
  * revision NULL means "main"; hub: the HF_HUB_CACHE directory;
- * timeout_s: seconds without progress before CK_TIMEOUT (<= 0: 300). */
+ * timeout_s: seconds without progress before CK_TIMEOUT (<= 0: 300);
+ * workers: downloads at once (see hf_fetch; <= 1: one); range_bytes:
+ * with workers, the size of a large file's ranges (0: 32 MiB). */
 struct hf_item {
 	const char *endpoint;
 	const char *token;
 	const char *repo_id, *revision;
 	const char *hub;
 	int timeout_s;
+	int workers;
+	uint64_t range_bytes;
 };
 
 /* One file of a commit, as the tree listing names it. */
@@ -111,7 +118,30 @@ int hf_resolve(const struct hf_item *it, struct hf_plan *plan,
  * stops at once with CK_CANCELLED, the partial blob deleted. On success
  * res->resolved is the commit, res->bytes plan->total and res->fetched
  * the bytes received now. 0, or -1 with res filled: the ref then still
- * names what it named before. */
+ * names what it named before.
+ *
+ * With it->workers <= 1 the blobs come one after another, each in one
+ * stream, and a partial blob stays for the next call to resume as the
+ * header says. With more, a pool of that many threads, each with its
+ * own connection, fetches the blobs at once, and a file over twice
+ * range_bytes in ranges of range_bytes (Range: bytes=A-B), written with
+ * pwrite into one partial file preallocated to the listed size: its
+ * first range asks whether the server honours ranges (a 206 whose
+ * Content-Range is the one asked, with the listed size), and the others
+ * go out only then, to the URL the first one was answered from (the
+ * redirect followed once); a 200 makes the first range the whole file
+ * in one stream. The SHA-256 (or git sha1) runs as the file arrives:
+ * whichever worker extends the part written without a gap from byte 0
+ * feeds that part to the file's one hash, in order, read back from the
+ * page cache. A range cut short is asked again from where it stopped,
+ * twice at most. Each file is fsynced once, when whole and checked,
+ * then renamed. Before anything is fetched the missing bytes are
+ * checked against the file system's free space (CK_DISK_FULL); never
+ * more than a file's listed size is written for it. On any failure or
+ * stop the other transfers stop and every partial file of the call is
+ * deleted (none is left to resume). A worker holds a curl handle, its
+ * 512 KiB receive buffer and a 256 KiB read buffer; progress is called
+ * from the calling thread only, as with one worker. */
 int hf_fetch(const struct hf_item *it, const struct hf_plan *plan,
 	ck_progress_fn *progress, void *arg, struct ck_result *res);
 

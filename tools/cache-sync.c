@@ -2,8 +2,8 @@
  * in the runtime's store, git checkouts and Hugging Face models on disk.
  *
  * usage: cache-sync [-nu] [-d dir] [-s socket] [-b budget] [-f min-free]
- *                   [-j jobs] [-t seconds] [-p seconds] [-r retries]
- *                   [-a authfile] [-l labels] [file ...]
+ *                   [-j jobs] [-w workers] [-t seconds] [-p seconds]
+ *                   [-r retries] [-a authfile] [-l labels] [file ...]
  *
  * Input: plan items, one JSON object per line (a CachePlan's
  * spec.items[]): {name, type image|gitRepo|models|hfModel, image{ref,
@@ -54,8 +54,9 @@
 #define USAGE                                                                  \
 	"usage: cache-sync [-nu] [-d dir] [-s socket] [-b budget] "            \
 	"[-f min-free] [-j jobs]\n"                                            \
-	"                  [-t seconds] [-p seconds] [-r retries] "            \
-	"[-a authfile] [-l labels] [file ...]\n"
+	"                  [-w workers] [-t seconds] [-p seconds] "            \
+	"[-r retries]\n"                                                       \
+	"                  [-a authfile] [-l labels] [file ...]\n"
 
 #define DEFAULT_DIR "/var/lib/canhazgpu-cache"
 
@@ -74,6 +75,8 @@ help(void)
 	     "time)\n"
 	     "  -t SECONDS   a transfer with no progress for this long fails\n"
 	     "               (default 300)\n"
+	     "  -w WORKERS   a model's files and ranges downloaded at once\n"
+	     "               (default 8)\n"
 	     "  -p SECONDS   progress records per item at most this often "
 	     "(default 2)\n"
 	     "  -r RETRIES   further attempts after a transient failure "
@@ -97,7 +100,7 @@ struct opts {
 	int64_t budget;   /* 0: none */
 	int64_t min_free; /* bytes; or percent when min_free_pct */
 	int min_free_pct;
-	int jobs, timeout, period, retries, refresh, dry;
+	int jobs, workers, timeout, period, retries, refresh, dry;
 	json_t *labels, *auths;
 	char *endpoint, *token;
 };
@@ -134,6 +137,7 @@ static struct opts o = {
 	.min_free = 10,
 	.min_free_pct = 1,
 	.jobs = 2,
+	.workers = 8,
 	.timeout = 300,
 	.period = 2,
 	.retries = 2,
@@ -560,6 +564,7 @@ sync_model(struct item *it, struct ck_result *res)
 		.revision = it->rev,
 		.hub = hub,
 		.timeout_s = o.timeout,
+		.workers = o.workers,
 	};
 	struct hf_plan plan = {0};
 	int rc;
@@ -1009,7 +1014,7 @@ options(int argc, char **argv)
 	long v;
 	char *end;
 
-	while ((c = getopt(argc, argv, "a:b:d:f:hj:l:np:r:s:t:u")) != -1) {
+	while ((c = getopt(argc, argv, "a:b:d:f:hj:l:np:r:s:t:uw:")) != -1) {
 		switch (c) {
 		case 'a': o.authfile = optarg; break;
 		case 'b':
@@ -1060,6 +1065,7 @@ options(int argc, char **argv)
 		case 'p':
 		case 'r':
 		case 't':
+		case 'w':
 			v = strtol(optarg, &end, 10);
 			if (*optarg == 0 || *end || v < (c == 'r' ? 0 : 1) ||
 				v > 86400)
@@ -1069,6 +1075,7 @@ options(int argc, char **argv)
 			*(c == 'j'                 ? &o.jobs
 					: c == 'p' ? &o.period
 					: c == 'r' ? &o.retries
+					: c == 'w' ? &o.workers
 						   : &o.timeout) = (int)v;
 			break;
 		case 's': o.sock = optarg; break;
@@ -1078,6 +1085,8 @@ options(int argc, char **argv)
 	}
 	if (o.jobs > 64)
 		o.jobs = 64;
+	if (o.workers > 64)
+		o.workers = 64;
 	o.auths = o.authfile ? load_json(o.authfile, "-a") : json_object();
 	if (!o.sock)
 		o.sock = cri_default_socket();

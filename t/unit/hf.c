@@ -1,11 +1,13 @@
 /* hf: test driver for lib/hf.
  *
- *	hf [-g] [-c BYTES] [-t SECONDS] ENDPOINT HUB REPO [REVISION]
+ *	hf [-g] [-c BYTES] [-t SECONDS] [-w WORKERS] [-R BYTES] ENDPOINT HUB
+ *	        REPO [REVISION]
  *	        hf_resolve, then hf_fetch: {"reason","message","resolved",
  *	        "files","bytes","fetched"}; HF_TOKEN from the environment.
  *	        -g prints each progress call first, {"done":N,"total":N};
  *	        -c stops the transfer (the callback says stop) once done
- *	        reaches BYTES; -t is hf_item.timeout_s
+ *	        reaches BYTES; -t is hf_item.timeout_s, -w workers, -R
+ *	        range_bytes
  *	hf -p HUB REPO [REVISION]  hf_present: {"present":true,"commit":..}
  *	                           or {"present":false}
  *	hf -r HUB REPO [REVISION]  hf_remove: {"reason","message"}
@@ -29,8 +31,8 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-		"usage: hf [-g] [-c BYTES] [-t SECONDS] ENDPOINT HUB REPO "
-		"[REVISION]\n"
+		"usage: hf [-g] [-c BYTES] [-t SECONDS] [-w WORKERS] [-R BYTES] "
+		"ENDPOINT HUB REPO [REVISION]\n"
 		"       hf -p|-r HUB REPO [REVISION]\n"
 		"       hf -P HUB REPO\n"
 		"       hf -n REPO [REVISION]\n");
@@ -77,7 +79,8 @@ progress(void *arg, uint64_t done, uint64_t total)
 }
 
 static int
-fetch(int argc, char **argv, struct watch *w, int timeout)
+fetch(int argc, char **argv, struct watch *w, int timeout, int workers,
+	uint64_t range_bytes)
 {
 	struct hf_item it = {
 		.endpoint = argv[0],
@@ -86,6 +89,8 @@ fetch(int argc, char **argv, struct watch *w, int timeout)
 		.revision = argc > 3 ? argv[3] : NULL,
 		.token = getenv("HF_TOKEN"),
 		.timeout_s = timeout,
+		.workers = workers,
+		.range_bytes = range_bytes,
 	};
 	struct hf_plan plan = {0};
 	struct ck_result res;
@@ -111,14 +116,17 @@ main(int argc, char **argv)
 	struct watch w = {0};
 	struct ck_result res;
 	char commit[41], dir[512];
-	int c, mode = 0, timeout = 0, rc;
+	int c, mode = 0, timeout = 0, workers = 0, rc;
+	uint64_t range_bytes = 0;
 
 	err_init(argv[0]);
-	while ((c = getopt(argc, argv, "c:gnpPrt:")) != -1) {
+	while ((c = getopt(argc, argv, "c:gnpPrR:t:w:")) != -1) {
 		switch (c) {
 		case 'c': w.stop_at = strtoull(optarg, NULL, 10); break;
 		case 'g': w.show = 1; break;
 		case 't': timeout = atoi(optarg); break;
+		case 'w': workers = atoi(optarg); break;
+		case 'R': range_bytes = strtoull(optarg, NULL, 10); break;
 		case 'n':
 		case 'p':
 		case 'P':
@@ -160,5 +168,5 @@ main(int argc, char **argv)
 	}
 	if (argc < 3 || argc > 4)
 		usage();
-	return fetch(argc, argv, &w, timeout);
+	return fetch(argc, argv, &w, timeout, workers, range_bytes);
 }
