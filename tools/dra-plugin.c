@@ -39,9 +39,15 @@
  * gone). A registration the kubelet reported failed stops the touches
  * until one succeeds.
  *
+ * Serving, a thread keeps the cluster's ResourceClaims from a list and
+ * watch (tools/dra-plugin/rcache.h; -W: none), so that a prepare reads its
+ * claim without a GET. -v says the time of each phase of every call on
+ * stderr; -M FILE writes them, as Prometheus metrics, every 10 s.
+ *
  * Records written on stdout, one per line: each answer
- *   {"kind":"prepare"|"unprepare","claims":{...},"ms":...} (the JSON form
- *   of the gRPC answer, and the milliseconds it took), each
+ *   {"kind":"prepare"|"unprepare","claims":{...},"ms":...,"phases":{...}}
+ *   (the JSON form of the gRPC answer, the milliseconds it took, and those
+ *   of each phase: struct dra_times), each
  * {"kind":"registration","registered":..., "error":...} the kubelet sends, each
  * reconcile report. In - mode stdin carries
  * {"kind":"prepare"|"unprepare","claims":[{ "namespace","uid","name"}]} and
