@@ -83,7 +83,8 @@ run(void *arg)
 	int listed = 0, said = 0, rc;
 
 	while (!__atomic_load_n(&c->stop, __ATOMIC_SEQ_CST)) {
-		kube_set_deadline(c->k, RC_SLICE);
+		/* a list as long as it takes; a watch in slices, to stop */
+		kube_set_deadline(c->k, listed ? RC_SLICE : 0);
 		rc = listed ? watch_run(c->w, &e) : watch_list(c->w, &e);
 		if (rc == 0 || e.kind == KUBE_EDEADLINE) {
 			if (!listed && rc == 0) {
@@ -125,7 +126,8 @@ struct rcache *
 rc_start(const char *kubeconfig, const char *context, int verbose)
 {
 	struct rcache *c = ecalloc(1, sizeof *c);
-	struct watch_opts o = {CLAIMS, NULL, NULL, 500, 1e9, verbose};
+	/* not verbose: a watch slice connects every RC_SLICE seconds */
+	struct watch_opts o = {CLAIMS, NULL, NULL, 500, 1e9, 0};
 
 	if (kc_load(&c->kc, kubeconfig, context) < 0) {
 		free(c);

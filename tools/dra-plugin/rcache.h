@@ -46,8 +46,9 @@ void rc_forget(struct rcache *c, const char *uid);
 long rc_hits(struct rcache *c);
 long rc_misses(struct rcache *c);
 
-/* rc_stop stops the thread (within RC_SLICE seconds: the watch ends at
- * that deadline and goes on from where it was) and frees c. */
+/* rc_stop stops the thread (within RC_SLICE seconds: each watch request
+ * ends at that deadline and the next goes on from where it was; a list
+ * in progress is waited for) and frees c. */
 void rc_stop(struct rcache *c);
 
 #define RC_SLICE 2 /* seconds of one watch request */
