@@ -5,7 +5,8 @@
 # redis-server as the ledger: one synced write per prepare and per
 # unprepare; the states each crash leaves, made by hand, and what the
 # next prepare, unprepare or reconcile makes of them; and, serving, claims
-# read from the watch cache, and from the API server once unprepared.
+# read from the watch cache, and from the API server once unprepared;
+# the time of each phase on stderr (-v) and as metrics (-M).
 . "$(dirname "$0")/lib.sh"
 need_cluster
 NS=t9712
@@ -156,7 +157,7 @@ claim b 1
 check 'the scheduler allocates claim b and reserves it' 'eventually 60 reserved b'
 B=$(uid b)
 mkdir kserve
-dra-plugin -v -N "$NODE" -g gpus.json -k kserve -C cdis -r "$REDIS" -L 3 serve >serve.out 2>serve.err &
+dra-plugin -v -M metrics -N "$NODE" -g gpus.json -k kserve -C cdis -r "$REDIS" -L 3 serve >serve.out 2>serve.err &
 spid=$!
 DS=kserve/plugins/gpu.canhazgpu.dev/dra.sock
 DRA=/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin
@@ -175,6 +176,15 @@ check_output 'prepared again after its unprepare: read from the API server' \
 	"greq b $B | unit grpc-call -j $DS $DRA/NodePrepareResources | tail -n 1 | jq -r '.claims[].devices[].deviceName'; eventually 10 test \$(grep -c '\"kind\":\"prepare\"' serve.out) -eq 2; last prepare" <<'EOF'
 gpu-1
 {"cached":0,"fetched":1,"phases":["cached","cdi","checkpoint","claim","fetched","ledger"]}
+EOF
+# counts: the metrics of the calls and claim reads, once written after both prepares
+counts() { grep -E '^k8shazgpu_dra_(call_seconds_count|claim_reads_total)' metrics; }
+check_output '-M: metrics stat-serve serves, counting the calls and where claims came from' \
+	"eventually 30 grep -qs 'call_seconds_count{call=\"prepare\"} 2' metrics && stat-serve -c metrics && counts" <<'EOF'
+k8shazgpu_dra_call_seconds_count{call="prepare"} 2
+k8shazgpu_dra_call_seconds_count{call="unprepare"} 1
+k8shazgpu_dra_claim_reads_total{source="cache"} 1
+k8shazgpu_dra_claim_reads_total{source="api"} 1
 EOF
 kill "$spid"
 wait "$spid"
