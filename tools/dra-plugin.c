@@ -39,9 +39,15 @@
  * gone). A registration the kubelet reported failed stops the touches
  * until one succeeds.
  *
+ * Serving, a thread keeps the cluster's ResourceClaims from a list and
+ * watch (tools/dra-plugin/rcache.h; -W: none), so that a prepare reads its
+ * claim without a GET. -v says the time of each phase of every call on
+ * stderr; -M FILE writes them, as Prometheus metrics, every 10 s.
+ *
  * Records written on stdout, one per line: each answer
- *   {"kind":"prepare"|"unprepare","claims":{...},"ms":...} (the JSON form
- *   of the gRPC answer, and the milliseconds it took), each
+ *   {"kind":"prepare"|"unprepare","claims":{...},"ms":...,"phases":{...}}
+ *   (the JSON form of the gRPC answer, the milliseconds it took, and those
+ *   of each phase: struct dra_times), each
  * {"kind":"registration","registered":..., "error":...} the kubelet sends, each
  * reconcile report. In - mode stdin carries
  * {"kind":"prepare"|"unprepare","claims":[{ "namespace","uid","name"}]} and
@@ -75,6 +81,7 @@
 #include "gpuobj.h"
 #include "grpc.h"
 #include "nd.h"
+#include "prom.h"
 #include "redis.h"
 
 #define DRIVER "gpu.canhazgpu.dev"
@@ -84,7 +91,7 @@ static const char usage_text[] =
 	"[-r redis]\n"
 	"                  [-g file] [-L seconds] [-E seconds] [-R file]\n"
 	"                  [-m full|env] [-H dir] [-T root] [-p dir] [-X hook]\n"
-	"                  [-u uid]\n"
+	"                  [-u uid] [-M file] [-vW]\n"
 	"                  [--kubeconfig file] [--context name]\n"
 	"                  serve | - | spec device[,device]...\n";
 static const char help_text[] =
@@ -120,6 +127,11 @@ static const char help_text[] =
 	"  -p dir         the driver's proc directory (default /proc)\n"
 	"  -X hook        nvidia-cdi-hook (default: looked for under the root)\n"
 	"  -u uid         spec: the claim uid (default offline)\n"
+	"  -M file        serving: Prometheus metrics written there every 10 s\n"
+	"                 (calls, and the seconds of each phase)\n"
+	"  -v             say the time of each phase of every call on stderr\n"
+	"  -W             serving: no ResourceClaim watch cache, a GET per "
+	"claim\n"
 	"  --kubeconfig f, --context name   the API server (default: "
 	"$KUBECONFIG,\n"
 	"                 ~/.kube/config, or the in-cluster service account)\n"
@@ -129,9 +141,9 @@ static struct {
 	const char *driver, *node, *kdir, *cdi_dir, *devdir, *redis, *gpus;
 	const char *kubeconfig, *context;
 	const char *ready;
-	const char *hostroot, *root, *procroot, *hook, *uid;
+	const char *hostroot, *root, *procroot, *hook, *uid, *metrics;
 	double lockwait, every;
-	int serve, spec, mode, any_node;
+	int serve, spec, mode, any_node, verbose, no_cache;
 	char **devices; /* spec's operands */
 } O = {
 	.driver = DRIVER,
@@ -144,6 +156,7 @@ static struct {
 };
 
 static struct dra D;
+static struct prom *M; /* the -M metrics */
 static char *dra_sock, *reg_sock;
 static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -228,8 +241,8 @@ parse(int argc, char **argv)
 	int c;
 
 	while ((c = getopt_long(argc, argv,
-			"d:N:k:C:D:r:g:L:E:R:m:H:T:p:X:u:hV", longs, NULL)) !=
-		-1) {
+			"d:N:k:C:D:r:g:L:E:R:m:H:T:p:X:u:M:vWhV", longs,
+			NULL)) != -1) {
 		switch (c) {
 		case 'd': O.driver = optarg; break;
 		case 'N': O.node = optarg; break;
@@ -246,6 +259,9 @@ parse(int argc, char **argv)
 		case 'p': O.procroot = optarg; break;
 		case 'X': O.hook = optarg; break;
 		case 'u': O.uid = optarg; break;
+		case 'M': O.metrics = optarg; break;
+		case 'v': O.verbose = 1; break;
+		case 'W': O.no_cache = 1; break;
 		case 'm':
 			if ((O.mode = cdi_mode_of(optarg)) < 0) {
 				err_warn("-m: not full or env: %s", optarg);
@@ -405,34 +421,99 @@ follow(void *arg)
 
 /* -------------------------------------------------------------- handlers */
 
+/* phases returns t as the "phases" member of a call's record. */
+static json_t *
+phases(const struct dra_times *t)
+{
+	return json_pack("{s:f, s:f, s:f, s:f, s:i, s:i}", "claim", t->claim_ms,
+		"ledger", t->ledger_ms, "cdi", t->cdi_ms, "checkpoint",
+		t->ckpt_ms, "cached", t->cached, "fetched", t->fetched);
+}
+
+/* account says how long a call of kind took, and where: on stderr with
+ * -v, and in the metrics. */
+static void
+account(const char *kind, double total_ms, const struct dra_times *t)
+{
+	static const char *const names[] = {"claim", "ledger", "cdi",
+		"checkpoint"};
+	const double v[] = {t->claim_ms, t->ledger_ms, t->cdi_ms, t->ckpt_ms};
+	char *l;
+	size_t i;
+
+	if (O.verbose)
+		err_warn("%s: %.2f ms: claim %.2f (%d cached, %d read), ledger "
+			 "%.2f, cdi %.2f, checkpoint %.2f",
+			kind, total_ms, t->claim_ms, t->cached, t->fetched,
+			t->ledger_ms, t->cdi_ms, t->ckpt_ms);
+	l = prom_labels("call", kind, NULL);
+	prom_observe(M, "k8shazgpu_dra_call_seconds", l, total_ms / 1e3);
+	free(l);
+	for (i = 0; i < 4; i++) {
+		l = prom_labels("call", kind, "phase", names[i], NULL);
+		prom_add(M, "k8shazgpu_dra_phase_seconds_total", l, v[i] / 1e3);
+		free(l);
+	}
+	l = prom_labels("source", "cache", NULL);
+	prom_add(M, "k8shazgpu_dra_claim_reads_total", l, t->cached);
+	free(l);
+	l = prom_labels("source", "api", NULL);
+	prom_add(M, "k8shazgpu_dra_claim_reads_total", l, t->fetched);
+	free(l);
+}
+
 /* claims_call decodes a prepare or unprepare request, has fn decide and
  * encodes the answer; the answer is also written as a record of kind,
- * with "ms", the milliseconds the decision took. */
+ * with "ms", the milliseconds the decision took, and "phases", those of
+ * each phase (struct dra_times). */
 static int
 claims_call(const uint8_t *req, size_t len, uint8_t **resp, size_t *resp_len,
-	char **msg, json_t *(*fn)(struct dra *, const json_t *),
+	char **msg,
+	json_t *(*fn)(struct dra *, const json_t *, struct dra_times *),
 	uint8_t *(*encode)(const json_t *, size_t *), const char *kind,
 	const char *message)
 {
-	struct timespec t0, t1;
+	struct dra_times t;
 	char why[256];
 	json_t *q = dpb_claims(req, len, why, sizeof why), *res;
+	double t0, took;
 
 	if (!q) {
 		*msg = easprintf("%s: %s", message, why);
 		return 3; /* INVALID_ARGUMENT */
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	res = fn(&D, q);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t0 = clock_mono();
+	res = fn(&D, q, &t);
+	took = (clock_mono() - t0) * 1e3;
 	json_decref(q);
 	*resp = encode(res, resp_len);
 	json_object_set_new(res, "kind", json_string(kind));
-	json_object_set_new(res, "ms",
-		json_real((double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-			(double)(t1.tv_nsec - t0.tv_nsec) / 1e6));
+	json_object_set_new(res, "ms", json_real(took));
+	json_object_set_new(res, "phases", phases(&t));
+	account(kind, took, &t);
 	emit(res);
 	return 0;
+}
+
+/* write_metrics writes the -M file, as a new file renamed over it. */
+static void
+write_metrics(void)
+{
+	char *text, *tmp;
+	size_t len;
+	FILE *f;
+
+	if (!O.metrics)
+		return;
+	text = prom_render(M, &len);
+	tmp = easprintf("%s.tmp", O.metrics);
+	if (!(f = fopen(tmp, "w")) || fwrite(text, 1, len, f) != len ||
+		fclose(f) != 0 || rename(tmp, O.metrics) < 0) {
+		err_warn("-M %s:", O.metrics);
+		unlink(tmp);
+	}
+	free(tmp);
+	free(text);
 }
 
 static int
@@ -519,6 +600,26 @@ static const struct grpc_method reg_methods[] = {
 
 /* ------------------------------------------------------------------ main */
 
+/* new_metrics declares the -M families. */
+static void
+new_metrics(void)
+{
+	static const double bounds[] = {0.001, 0.002, 0.003, 0.005, 0.01, 0.025,
+		0.05, 0.1, 0.25, 1};
+
+	M = prom_new();
+	prom_histogram(M, "k8shazgpu_dra_call_seconds",
+		"Seconds a NodePrepareResources or NodeUnprepareResources call "
+		"took in the plugin.",
+		bounds, sizeof bounds / sizeof *bounds);
+	prom_counter(M, "k8shazgpu_dra_phase_seconds_total",
+		"Seconds the calls spent in each phase: claim (the watch cache "
+		"or a GET), ledger, cdi, checkpoint.");
+	prom_counter(M, "k8shazgpu_dra_claim_reads_total",
+		"ResourceClaims prepares read, from the watch cache or the API "
+		"server.");
+}
+
 /* mkdirs makes path and its parents (mode 0750). */
 static void
 mkdirs(const char *path)
@@ -559,8 +660,12 @@ records(void)
 			(strcmp(kind, "prepare") == 0 ||
 				strcmp(kind, "unprepare") == 0) &&
 			json_is_array(json_object_get(rec, "claims"))) {
-			res = kind[0] == 'p' ? dra_prepare(&D, rec)
-					     : dra_unprepare(&D, rec);
+			struct dra_times t;
+			double t0 = clock_mono();
+
+			res = kind[0] == 'p' ? dra_prepare(&D, rec, &t)
+					     : dra_unprepare(&D, rec, &t);
+			account(kind, (clock_mono() - t0) * 1e3, &t);
 			json_object_set_new(res, "kind", json_string(kind));
 			emit(res);
 		} else {
@@ -688,6 +793,7 @@ serve(struct nd_reader *gr)
 			next_reconcile = clock_mono() + O.every;
 		}
 		touch_ready();
+		write_metrics();
 	}
 	/* the registration socket first: the kubelet sees the plugin go */
 	grpc_stop(reg_srv);
@@ -734,6 +840,7 @@ main(int argc, char **argv)
 	}
 	if (kc_load(&cfg, O.kubeconfig, O.context) < 0)
 		return nd_finish(HAZ_FAIL);
+	new_metrics();
 	D.cdi_dir = O.cdi_dir;
 	D.cfg = &cfg;
 	D.k = kube_new(&cfg);
@@ -761,6 +868,10 @@ main(int argc, char **argv)
 	if (nd_open(&gr, O.gpus, 0) < 0)
 		return nd_finish(HAZ_FAIL);
 	if (O.serve) {
+		if (!O.no_cache &&
+			!(D.cache = rc_start(O.kubeconfig, O.context,
+				  O.verbose)))
+			return nd_finish(HAZ_FAIL);
 		/* the first, before registering */
 		more = read_batch(&gr, &batch);
 		dra_set_gpus(&D, batch);
@@ -776,8 +887,10 @@ main(int argc, char **argv)
 		if (status == HAZ_OK)
 			status = records();
 	}
+	rc_stop(D.cache);
 	if (O.redis)
 		rd_close(&rd);
+	prom_free(M);
 	free((char *)D.ckpt_path);
 	dra_free(&D);
 	kube_free(D.k);

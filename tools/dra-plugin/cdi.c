@@ -1,5 +1,6 @@
 /* cdi: the per-claim CDI specs of the kubelet plugin (see cdi.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,15 +392,34 @@ int
 cdi_write(const char *path, const json_t *spec, char *why, size_t n)
 {
 	char *text = json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS);
-	int rc;
+	char *tmp = easprintf("%s.tmp", path);
+	size_t len, off = 0;
+	ssize_t w;
+	int fd, e;
 
 	if (!text)
 		err_die(HAZ_FAIL, "out of memory");
-	rc = ck_write_atomic(path, text, strlen(text));
-	if (rc < 0)
-		snprintf(why, n, "%s: %s", path, strerror(errno));
+	len = strlen(text);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	while (fd >= 0 && off < len) {
+		w = write(fd, text + off, len - off);
+		if (w < 0 && errno != EINTR)
+			break;
+		off += w > 0 ? (size_t)w : 0;
+	}
+	if (fd < 0 || off < len || close(fd) < 0 || rename(tmp, path) < 0) {
+		e = errno;
+		if (fd >= 0 && off < len)
+			close(fd);
+		unlink(tmp);
+		snprintf(why, n, "%s: %s", path, strerror(e));
+		free(tmp);
+		free(text);
+		return -1;
+	}
+	free(tmp);
 	free(text);
-	return rc;
+	return 0;
 }
 
 int

@@ -86,8 +86,11 @@ int cdi_mode_of(const char *s);
 json_t *cdi_spec(const char *uid, const char *ns, const char *name,
 	const json_t *requests, const char *version, struct cdi_conf *c);
 
-/* cdi_write writes spec to path as a new file beside it, synced, then
- * renamed over path: a runtime never reads half a spec. Returns 0, or -1
+/* cdi_write writes spec to path as a new file beside it ("<path>.tmp"),
+ * then renamed over path: a runtime never reads half a spec. Nothing is
+ * synced: a spec is made from the checkpoint, which is, and is made
+ * again from it when the plugin starts and finds it missing or unreadable
+ * (a crash of the machine, or a tmpfs such as /var/run). Returns 0, or -1
  * with why ("<path>: <strerror>") in n bytes, nothing left behind. */
 int cdi_write(const char *path, const json_t *spec, char *why, size_t n);
 

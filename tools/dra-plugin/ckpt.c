@@ -166,8 +166,11 @@ sync_dir(const char *path)
 	return rc;
 }
 
-int
-ckpt_save(const char *path, const json_t *claims, char *why, size_t n)
+/* write_ckpt writes claims to path through "<path>.tmp", renamed over
+ * it; with sync, the file and then its directory are synced too. */
+static int
+write_ckpt(const char *path, const json_t *claims, int sync, char *why,
+	size_t n)
 {
 	char sum[41], *text, *tmp = easprintf("%s.tmp", path);
 	json_t *doc;
@@ -182,14 +185,15 @@ ckpt_save(const char *path, const json_t *claims, char *why, size_t n)
 		err_die(HAZ_FAIL, "out of memory");
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || write_all(fd, text, strlen(text)) < 0 ||
-		write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
+		write_all(fd, "\n", 1) < 0 || (sync && fsync(fd) < 0)) {
 		snprintf(why, n, "%s: %s", tmp, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		unlink(tmp);
 		goto fail;
 	}
-	if (close(fd) < 0 || rename(tmp, path) < 0 || sync_dir(path) < 0) {
+	if (close(fd) < 0 || rename(tmp, path) < 0 ||
+		(sync && sync_dir(path) < 0)) {
 		snprintf(why, n, "%s: %s", path, strerror(errno));
 		unlink(tmp);
 		goto fail;
@@ -201,6 +205,18 @@ fail:
 	free(text);
 	free(tmp);
 	return -1;
+}
+
+int
+ckpt_save(const char *path, const json_t *claims, char *why, size_t n)
+{
+	return write_ckpt(path, claims, 1, why, n);
+}
+
+int
+ckpt_stage(const char *path, const json_t *claims, char *why, size_t n)
+{
+	return write_ckpt(path, claims, 0, why, n);
 }
 
 char *

@@ -7,7 +7,11 @@
  * where checksum is the SHA-1 of the claims member written compactly
  * with sorted keys: a file cut short, edited by hand or damaged on disk
  * is told from a good one. It is written as a new file beside the old,
- * synced, renamed over it, and the directory synced. */
+ * then renamed over it: a reader sees the old file or the new, whole.
+ * ckpt_save also syncs the new file before the rename and the directory
+ * after it (durable: it survives a crash of the machine); ckpt_stage does
+ * not (it survives a crash of the plugin, the page cache keeping it, not
+ * necessarily one of the machine). */
 #ifndef HAZ_CKPT_H
 #define HAZ_CKPT_H
 
@@ -25,6 +29,10 @@ int ckpt_load(const char *path, json_t **claims, char *why, size_t n);
 /* ckpt_save writes claims to path durably. Returns 0, or -1 with why;
  * the previous file is then left as it was. */
 int ckpt_save(const char *path, const json_t *claims, char *why, size_t n);
+
+/* ckpt_stage writes claims to path as ckpt_save does, without syncing:
+ * for a state that only a crash of the plugin must find (see dra.c). */
+int ckpt_stage(const char *path, const json_t *claims, char *why, size_t n);
 
 /* ckpt_set_aside renames a checkpoint that cannot be read to
  * "<path>.corrupt-<unix seconds>", so that nothing in it is lost, and

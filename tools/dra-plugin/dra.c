@@ -8,6 +8,7 @@
 
 #include "cdi.h"
 #include "ckpt.h"
+#include "clock.h"
 #include "dra.h"
 #include "err.h"
 #include "gpuobj.h"
@@ -175,11 +176,59 @@ out:
 	return spec;
 }
 
-/* save writes the checkpoint; a failure is the claim's error. */
+/* ms returns the milliseconds since t0 (clock_mono). */
+static double
+ms(double t0)
+{
+	return (clock_mono() - t0) * 1e3;
+}
+
+/* save writes the checkpoint durably, stage without a sync (see
+ * prepare_one); a failure is the claim's error. */
 static int
 save(struct dra *d, char *why)
 {
-	return ckpt_save(d->ckpt_path, d->claims, why, WHY);
+	double t0 = clock_mono();
+	int rc = ckpt_save(d->ckpt_path, d->claims, why, WHY);
+
+	d->t->ckpt_ms += ms(t0);
+	return rc;
+}
+
+static int
+stage(struct dra *d, char *why)
+{
+	double t0 = clock_mono();
+	int rc = ckpt_stage(d->ckpt_path, d->claims, why, WHY);
+
+	d->t->ckpt_ms += ms(t0);
+	return rc;
+}
+
+/* drop_unreadable_specs removes the spec of each claim prepared that is
+ * not JSON: one a crash of the machine cut short (specs are not synced),
+ * for dra_reconcile to write again from the checkpoint. */
+static void
+drop_unreadable_specs(struct dra *d)
+{
+	json_error_t jerr;
+	const char *uid;
+	json_t *c, *spec;
+	char *path;
+
+	json_object_foreach(d->claims, uid, c) {
+		path = cdi_spec_path(d->cdi_dir, uid);
+		spec = access(path, F_OK) == 0
+			? json_load_file(path, 0, &jerr)
+			: json_true(); /* none: written again anyway */
+		if (!spec) {
+			err_warn("%s: %s; written again from the checkpoint",
+				path, jerr.text);
+			unlink(path);
+		}
+		json_decref(spec);
+		free(path);
+	}
 }
 
 int
@@ -191,6 +240,8 @@ dra_load(struct dra *d, char *why, size_t n)
 	if (ckpt_load(d->ckpt_path, &claims, what, sizeof what) == 0) {
 		json_decref(d->claims);
 		d->claims = claims;
+		if (d->cdi_dir)
+			drop_unreadable_specs(d);
 		return 0;
 	}
 	aside = ckpt_set_aside(d->ckpt_path, why, n);
@@ -212,15 +263,19 @@ get_claim(struct dra *d, const char *ns, const char *name, json_t **out,
 {
 	char *ens = kube_escape(ns), *ename = kube_escape(name), *path;
 	struct kube_error e;
+	double t0;
 
 	path = easprintf(
 		"/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ens,
 		ename);
 	free(ens);
 	free(ename);
+	t0 = clock_mono();
 	if (d->cfg)
 		kc_refresh_token(d->cfg);
 	*out = kube_get(d->k, path, &e);
+	d->t->claim_ms += ms(t0);
+	d->t->fetched++;
 	free(path);
 	if (notfound)
 		*notfound = !*out && e.status == 404;
@@ -365,6 +420,7 @@ hold(struct dra *d, const char *ns, const char *name, const char *uid,
 {
 	json_t *q, *res, *c;
 	char *why = NULL, *msg = NULL, *t, *user;
+	double t0;
 	int status;
 	size_t i;
 
@@ -376,7 +432,9 @@ hold(struct dra *d, const char *ns, const char *name, const char *uid,
 		"namespace", ns, "name", name, "user", user, "pod", "gpus",
 		p->gpus, "mig", p->mig);
 	free(user);
+	t0 = clock_mono();
 	res = lg_claim_prepare(d->lg, q, &status, &why);
+	d->t->ledger_ms += ms(t0);
 	json_decref(q);
 	if (!res) {
 		msg = easprintf("%s; nothing was held (will be retried)",
@@ -406,12 +464,15 @@ static char *
 release(struct dra *d, const char *uid)
 {
 	char *why = NULL, *msg;
+	double t0;
 	int status;
 	json_t *res;
 
 	if (!d->lg)
 		return NULL;
+	t0 = clock_mono();
 	res = lg_claim_release(d->lg, uid, &status, &why);
+	d->t->ledger_ms += ms(t0);
 	if (res) {
 		json_decref(res);
 		return NULL;
@@ -426,6 +487,7 @@ release(struct dra *d, const char *uid)
 static char *
 write_spec(struct dra *d, const char *uid, const json_t *entry)
 {
+	double t0 = clock_mono();
 	char why[WHY], *path = cdi_spec_path(d->cdi_dir, uid);
 	json_t *spec = cdi_spec(uid,
 		json_string_value(json_object_get(entry, "namespace")),
@@ -435,6 +497,7 @@ write_spec(struct dra *d, const char *uid, const json_t *entry)
 
 	json_decref(spec);
 	free(path);
+	d->t->cdi_ms += ms(t0);
 	return rc < 0 ? estrdup(why) : NULL;
 }
 
@@ -450,32 +513,79 @@ forget(struct dra *d, const char *uid)
 	return save(d, why) < 0 ? estrdup(why) : NULL;
 }
 
-/* unprepare_one undoes a claim: holds, spec, checkpoint entry, in that
- * order, stopping at the first failure. */
+/* remove_spec removes uid's CDI spec. Returns NULL or the error. */
+static char *
+remove_spec(struct dra *d, const char *uid)
+{
+	double t0 = clock_mono();
+	char why[WHY], *path = cdi_spec_path(d->cdi_dir, uid), *msg;
+
+	msg = cdi_remove(path, why, sizeof why) < 0 ? estrdup(why) : NULL;
+	free(path);
+	d->t->cdi_ms += ms(t0);
+	return msg;
+}
+
+/* unprepare_one undoes a claim, known to the checkpoint or not: holds,
+ * spec, checkpoint entry, in that order, stopping at the first failure. The
+ * watch cache is told: a claim once unprepared may be allocated again under the
+ * same uid, and is read from the API server if it is prepared again. */
 static char *
 unprepare_one(struct dra *d, const char *uid)
 {
-	char why[WHY], *path, *msg;
+	char *msg;
 
-	if (!json_object_get(d->claims, uid)) {
-		path = cdi_spec_path(d->cdi_dir, uid);
-		msg = cdi_remove(path, why, sizeof why) < 0 ? estrdup(why)
-							    : NULL;
-		free(path);
+	if (d->cache)
+		rc_forget(d->cache, uid);
+	/* a claim the checkpoint does not know may still hold GPUs: those a
+	 * prepare took before a crash of the machine lost its staged entry */
+	if ((msg = release(d, uid)) || (msg = remove_spec(d, uid)))
 		return msg;
-	}
-	if ((msg = release(d, uid)))
-		return msg;
-	path = cdi_spec_path(d->cdi_dir, uid);
-	if (cdi_remove(path, why, sizeof why) < 0) {
-		free(path);
-		return estrdup(why);
-	}
-	free(path);
 	return forget(d, uid);
 }
 
-/* prepare_one prepares one claim; returns its answer entry. */
+/* read_claim reads claim ns/name: from the watch cache when it holds it
+ * as uid, allocated and reserved (*cached set), else from the API server.
+ * Returns NULL, or the claim's error (malloc'd). */
+static char *
+read_claim(struct dra *d, const char *ns, const char *name, const char *uid,
+	json_t **claim, int *cached)
+{
+	double t0 = clock_mono();
+
+	*cached = 0;
+	if (d->cache && (*claim = rc_get(d->cache, ns, name, uid))) {
+		d->t->claim_ms += ms(t0);
+		d->t->cached++;
+		*cached = 1;
+		return NULL;
+	}
+	return get_claim(d, ns, name, claim, NULL);
+}
+
+/* prepare_one prepares one claim; returns its answer entry.
+ *
+ * Crash safety. Only the last checkpoint write is synced; what a crash
+ * leaves at each point, and what makes it consistent again:
+ *   - before the staged "preparing" entry: nothing was done;
+ *   - after it, before or after the holds, before the synced "prepared":
+ *     a crash of the plugin leaves the staged entry (the page cache
+ *     keeps it): the next start's reconcile, and a prepare of the claim
+ *     first, unprepare a claim left "preparing": holds released, spec
+ *     removed, entry forgotten. A crash of the machine may lose the
+ *     staged entry, and with it the only record of holds taken after it:
+ *     those holds are the claim's own (claim_uid), so the kubelet's
+ *     retried prepare takes them again as its own (the ledger's script
+ *     lets a claim hold again what it holds), and its unprepare of a
+ *     claim gone releases them (an unknown claim still goes through
+ *     reconcile's adoption of its spec, when the spec survived);
+ *   - after the synced "prepared": the claim is prepared; its spec, not
+ *     synced, may be missing or cut short after a crash of the machine:
+ *     dra_load removes a spec that is not JSON and reconcile writes every
+ *     missing spec of a prepared claim again from the checkpoint, before
+ *     the plugin registers.
+ * The checkpoint itself is always whole (renamed over the old one), so it
+ * never says less than the last synced write said. */
 static json_t *
 prepare_one(struct dra *d, const char *ns, const char *uid, const char *name)
 {
@@ -483,6 +593,7 @@ prepare_one(struct dra *d, const char *ns, const char *uid, const char *name)
 	const char *state = json_string_value(json_object_get(entry, "state"));
 	char why[WHY], *msg, *path;
 	struct plan p;
+	int cached;
 
 	if (state && strcmp(state, "prepared") == 0) {
 		path = cdi_spec_path(d->cdi_dir, uid);
@@ -496,10 +607,18 @@ prepare_one(struct dra *d, const char *ns, const char *uid, const char *name)
 	}
 	if (entry && (msg = unprepare_one(d, uid))) /* left half done */
 		goto fail_msg;
-	if ((msg = get_claim(d, ns, name, &claim, NULL)))
+	if ((msg = read_claim(d, ns, name, uid, &claim, &cached)))
 		goto fail_msg;
 	msg = make_plan(d, claim, ns, name, uid, &p);
 	json_decref(claim);
+	if (msg && cached) { /* the cache may be behind: ask the server */
+		free(msg);
+		plan_free(&p);
+		if ((msg = get_claim(d, ns, name, &claim, NULL)))
+			goto fail_msg;
+		msg = make_plan(d, claim, ns, name, uid, &p);
+		json_decref(claim);
+	}
 	if (msg) {
 		plan_free(&p);
 		goto fail_msg;
@@ -508,7 +627,7 @@ prepare_one(struct dra *d, const char *ns, const char *uid, const char *name)
 		ns, "name", name, "state", "preparing", "devices", p.devices,
 		"requests", p.requests, "gpus", p.gpus, "mig", p.mig);
 	json_object_set_new(d->claims, uid, entry);
-	if (save(d, why) < 0) {
+	if (stage(d, why) < 0) {
 		json_object_del(d->claims, uid);
 		msg = estrdup(why);
 	} else if ((msg = hold(d, ns, name, uid, &p))) {
@@ -539,14 +658,17 @@ fail_msg:
 /* each_claim runs fn over the claims of req under the mutex and gathers
  * the answers by uid. */
 static json_t *
-each_claim(struct dra *d, const json_t *req,
+each_claim(struct dra *d, const json_t *req, struct dra_times *t,
 	json_t *(*fn)(struct dra *, const char *, const char *, const char *))
 {
 	json_t *out = json_object(), *c;
 	const char *ns, *uid, *name;
+	struct dra_times scratch;
 	size_t i;
 
 	pthread_mutex_lock(&d->mu);
+	d->t = t ? t : &scratch;
+	memset(d->t, 0, sizeof *d->t);
 	json_array_foreach(json_object_get(req, "claims"), i, c) {
 		ns = json_string_value(json_object_get(c, "namespace"));
 		uid = json_string_value(json_object_get(c, "uid"));
@@ -565,9 +687,9 @@ each_claim(struct dra *d, const json_t *req,
 }
 
 json_t *
-dra_prepare(struct dra *d, const json_t *req)
+dra_prepare(struct dra *d, const json_t *req, struct dra_times *t)
 {
-	return each_claim(d, req, prepare_one);
+	return each_claim(d, req, t, prepare_one);
 }
 
 static json_t *
@@ -586,9 +708,9 @@ unprepare_answer(struct dra *d, const char *ns, const char *uid,
 }
 
 json_t *
-dra_unprepare(struct dra *d, const json_t *req)
+dra_unprepare(struct dra *d, const json_t *req, struct dra_times *t)
 {
-	return each_claim(d, req, unprepare_answer);
+	return each_claim(d, req, t, unprepare_answer);
 }
 
 /* ---------------------------------------------------------------- reconcile */
@@ -717,8 +839,10 @@ dra_reconcile(struct dra *d)
 	char *path, *u;
 	size_t i;
 	DIR *dir;
+	struct dra_times scratch = {0};
 
 	pthread_mutex_lock(&d->mu);
+	d->t = &scratch;
 	json_object_foreach(d->claims, uid, v)
 		json_array_append_new(uids, json_string(uid));
 	json_array_foreach(uids, i, v) {
