@@ -248,13 +248,23 @@ sqe_job_event(struct sqe *e, char type, json_t *obj)
 	struct sqe_job *j;
 	struct sqe_wl *w;
 
-	if (!uid)
-		return;
+	char *own;
+
 	if (type == 'D') {
-		if ((j = hm_get(e->jobs, uid)))
-			job_gone(e, uid, j);
+		/* a deletion found by a relist names the Job alone (watch.h);
+		 * the owner is copied: forgetting the Job frees its entry */
+		if (!uid)
+			uid = hm_get(e->job_owner,
+				sqe_str_at(obj, "metadata", "uid") ?: "");
+		if (uid && (j = hm_get(e->jobs, uid))) {
+			own = estrdup(uid);
+			job_gone(e, own, j);
+			free(own);
+		}
 		return;
 	}
+	if (!uid)
+		return;
 	j = job_get(e, uid, obj);
 	if (j->phase == P_SUCCEEDED || j->phase == P_FAILED || j->pod_done)
 		sqe_release(e, uid);
