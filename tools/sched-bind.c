@@ -33,6 +33,7 @@
  * Exit: 0; 1 a write failed (-1) or a -j file is unreadable; 2 usage;
  * 75 the API server is unreachable (-1, or at start). */
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -656,6 +657,11 @@ main(int argc, char **argv)
 	err_init(argv[0]);
 	/* jansson draws its hash seed here, before any thread starts */
 	json_object_seed(0);
+#ifdef M_ARENA_MAX
+	/* the watch threads build what the main thread frees: two arenas
+	 * keep that from leaving free memory stranded in one per thread */
+	mallopt(M_ARENA_MAX, 2);
+#endif
 	opts(argc, argv);
 	if (opt.snapshot)
 		return nd_finish(snapshot(argv + optind));

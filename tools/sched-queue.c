@@ -54,6 +54,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -994,6 +995,11 @@ main(int argc, char **argv)
 	err_init(argv[0]);
 	/* jansson draws its hash seed here, before any thread starts */
 	json_object_seed(0);
+#ifdef M_ARENA_MAX
+	/* the watch threads build what the main thread frees: two arenas
+	 * keep that from leaving free memory stranded in one per thread */
+	mallopt(M_ARENA_MAX, 2);
+#endif
 	parse_opts(argc, argv);
 	if (opt.replay)
 		return replay();
