@@ -21,12 +21,21 @@ struct walk {
 	const char *path[MAX_PATH + 1];
 };
 
+/* among says whether s is named by list: a name ending in '*' names
+ * every key it begins. */
 static int
 among(const char *const *list, const char *s)
 {
-	for (; *list; list++)
-		if (**list == *s && !strcmp(*list, s))
+	size_t n;
+
+	for (; *list; list++) {
+		if (**list != *s)
+			continue;
+		n = strlen(*list);
+		if (n && (*list)[n - 1] == '*' ? !strncmp(*list, s, n - 1)
+					       : !strcmp(*list, s))
 			return 1;
+	}
 	return 0;
 }
 

@@ -23,8 +23,9 @@ json_t *jl_loadb(const char *buf, size_t len, size_t flags, json_error_t *err);
 /* A jl_skip_fn returns the names of the members to leave out of the
  * object found at path[1..depth] (NULL-terminated), or NULL for none;
  * when it sets *keep, the names are those to keep and all others are
- * left out. path holds the keys leading there from the top, NULL for an
- * array element (path[0] is unused). */
+ * left out. A name ending in an asterisk names every key that begins
+ * with what comes before it. path holds the keys leading there from the
+ * top, NULL for an array element (path[0] is unused). */
 typedef const char *const *jl_skip_fn(const char *const *path, int depth,
 	int *keep, void *arg);
 

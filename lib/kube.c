@@ -484,12 +484,12 @@ typed(json_t *item, const char *api_version, const char *kind)
 	return out;
 }
 
-/* add_page appends the items of page to all; returns the continue token
- * (borrowed from page) or NULL. */
+/* add_page hands the items of page to fn; returns the continue token
+ * (borrowed from page) or NULL, with *stop set when fn said stop. */
 static const char *
-add_page(json_t *page, json_t *all, char **rv)
+add_page(json_t *page, kube_item_fn *fn, void *arg, char **rv, int *stop)
 {
-	json_t *meta = json_object_get(page, "metadata"), *item;
+	json_t *meta = json_object_get(page, "metadata"), *item, *t;
 	const char *lkind = json_string_value(json_object_get(page, "kind"));
 	const char *api = json_string_value(
 		json_object_get(page, "apiVersion"));
@@ -500,8 +500,13 @@ add_page(json_t *page, json_t *all, char **rv)
 	if (lkind && (n = strlen(lkind)) > 4 &&
 		strcmp(lkind + n - 4, "List") == 0)
 		kind = easprintf("%.*s", (int)(n - 4), lkind);
-	json_array_foreach(json_object_get(page, "items"), i, item)
-		json_array_append_new(all, typed(item, api, kind));
+	json_array_foreach(json_object_get(page, "items"), i, item) {
+		t = typed(item, api, kind);
+		*stop = fn(t, arg);
+		json_decref(t);
+		if (*stop)
+			break;
+	}
 	free(kind);
 	if ((v = json_string_value(json_object_get(meta, "resourceVersion")))) {
 		free(*rv);
@@ -514,12 +519,13 @@ add_page(json_t *page, json_t *all, char **rv)
 /* list_once gets every page; a continue token that expired midway
  * (410) is reported as KUBE_EGONE with *expired set. */
 static int
-list_once(struct kube *k, const char *path, long limit, json_t *all, char **rv,
-	int *expired, struct kube_error *e)
+list_once(struct kube *k, const char *path, long limit, kube_item_fn *fn,
+	void *arg, char **rv, int *expired, struct kube_error *e)
 {
 	json_t *page = NULL;
 	const char *cont = NULL;
 	char *p, num[32];
+	int stop = 0;
 
 	do {
 		p = estrdup(path);
@@ -535,28 +541,29 @@ list_once(struct kube *k, const char *path, long limit, json_t *all, char **rv,
 		free(p);
 		if (!page)
 			return -1;
-		cont = add_page(page, all, rv);
-	} while (cont);
+		cont = add_page(page, fn, arg, rv, &stop);
+	} while (cont && !stop);
 	json_decref(page);
+	if (stop) {
+		seterr(e, KUBE_ESTOPPED, 0, "GET %s: stopped", path);
+		return -1;
+	}
 	return 0;
 }
 
 int
-kube_list(struct kube *k, const char *path, long limit, json_t **items,
-	char **rv, struct kube_error *e)
+kube_list_each(struct kube *k, const char *path, long limit, kube_item_fn *fn,
+	void (*restart)(void *arg), void *arg, char **rv, struct kube_error *e)
 {
-	json_t *all;
 	int expired, tries = 0, ret;
 
-	*items = NULL;
 	*rv = NULL;
 	do { /* as client-go's pager: an expired continue token lists anew */
-		all = json_array();
+		if (tries && restart)
+			restart(arg);
 		free(*rv);
 		*rv = NULL;
-		ret = list_once(k, path, limit, all, rv, &expired, e);
-		if (ret < 0)
-			json_decref(all);
+		ret = list_once(k, path, limit, fn, arg, rv, &expired, e);
 	} while (ret < 0 && e->kind == KUBE_EGONE && expired && ++tries < 3);
 	if (ret < 0) {
 		free(*rv);
@@ -565,6 +572,33 @@ kube_list(struct kube *k, const char *path, long limit, json_t **items,
 	}
 	if (!*rv)
 		*rv = estrdup("");
+	return 0;
+}
+
+static int
+append(json_t *item, void *arg)
+{
+	json_array_append(arg, item);
+	return 0;
+}
+
+static void
+clear(void *arg)
+{
+	json_array_clear(arg);
+}
+
+int
+kube_list(struct kube *k, const char *path, long limit, json_t **items,
+	char **rv, struct kube_error *e)
+{
+	json_t *all = json_array();
+
+	*items = NULL;
+	if (kube_list_each(k, path, limit, append, clear, all, rv, e) < 0) {
+		json_decref(all);
+		return -1;
+	}
 	*items = all;
 	return 0;
 }

@@ -148,6 +148,18 @@ json_t *kube_delete(struct kube *k, const char *path, const char *uid,
 int kube_list(struct kube *k, const char *path, long limit, json_t **items,
 	char **rv, struct kube_error *e);
 
+/* kube_item_fn gets one listed item (borrowed; typed as kube_list types
+ * it); nonzero stops the list, which then fails with KUBE_ESTOPPED. */
+typedef int kube_item_fn(json_t *item, void *arg);
+
+/* kube_list_each is kube_list handing the items to fn page by page, as
+ * they arrive, so that no more than a page is held; restart (or NULL) is
+ * called before the list starts over after an expired continue token,
+ * whose items come again. */
+int kube_list_each(struct kube *k, const char *path, long limit,
+	kube_item_fn *fn, void (*restart)(void *arg), void *arg, char **rv,
+	struct kube_error *e);
+
 /* kube_stream GETs path and hands every complete line of a 2xx answer to
  * fn, without its "\n" (or "\r\n"), NUL-terminated, with its byte offset
  * in the body and its number from 1. A line longer than 64 MiB fails with

@@ -79,6 +79,16 @@ sqe_release(struct sqe *e, const char *uid)
 }
 
 void
+sqe_set_state(struct sqe *e, struct sqe_wl *w, int s)
+{
+	if (s == W_QUEUED)
+		hm_put(e->queue, w->uid, w);
+	else if (w->state == W_QUEUED)
+		hm_take(e->queue, w->uid);
+	w->state = s;
+}
+
+void
 sqe_wait_until(struct sqe *e, struct sqe_wl *w, double due)
 {
 	w->due = due;
@@ -137,6 +147,7 @@ sqe_new(const struct sqe_opts *o)
 	e->o = *o;
 	e->rng = o->seed;
 	e->wls = hm_new(wl_free_);
+	e->queue = hm_new(NULL);
 	e->jobs = hm_new(sqe_job_free);
 	e->nodes = hm_new(sqe_node_free);
 	e->sigs = hm_new(sig_free);
@@ -159,6 +170,7 @@ sqe_free(struct sqe *e)
 		return;
 	hm_free(e->jobs); /* before job_owner: a Job takes its uid out */
 	hm_free(e->job_owner);
+	hm_free(e->queue);
 	hm_free(e->wls);
 	hm_free(e->nodes);
 	hm_free(e->sigs);
@@ -250,7 +262,7 @@ flight_failed(struct sqe *e, struct sqe_wl *w, const struct sqe_result *r)
 		 * write the same Job again, spending no retry */
 		d = 1 << (w->again < 5 ? w->again : 5);
 		w->again++;
-		w->state = W_AGAIN;
+		sqe_set_state(e, w, W_AGAIN);
 		e->rng = e->rng * 6364136223846793005ULL +
 			1442695040888963407ULL;
 		sqe_wait_until(e, w,
@@ -283,7 +295,7 @@ job_written(struct sqe *e, struct sqe_wl *w, const char *strategy)
 	(*n)++;
 	e->c.changed = 1;
 	if (w && w->state == W_FLIGHT) {
-		w->state = W_PLACED;
+		sqe_set_state(e, w, W_PLACED);
 		w->placed_at = e->mono;
 		json_decref(w->job);
 		w->job = NULL;
@@ -355,10 +367,10 @@ wl_first(struct sqe *e, struct sqe_wl *w, const json_t *st)
 	w->prio = wl_priority(w->obj);
 	next = clock_parse_rfc3339(sqe_str_at(st, "nextRetryTime", NULL));
 	if (next > e->wall) {
-		w->state = W_WAIT;
+		sqe_set_state(e, w, W_WAIT);
 		sqe_wait_until(e, w, e->mono + next - e->wall);
 	} else {
-		w->state = W_QUEUED;
+		sqe_set_state(e, w, W_QUEUED);
 		e->dirty = 1;
 	}
 }
@@ -393,6 +405,7 @@ wl_deleted(struct sqe *e, struct sqe_wl *w)
 			 "the Job goes with it",
 			w->key);
 	e->c.changed = 1;
+	hm_take(e->queue, w->uid);
 	hm_del(e->wls, w->uid);
 }
 
@@ -408,7 +421,7 @@ wl_settle(struct sqe *e, struct sqe_wl *w, int changed)
 		w->state == W_PLACED || w->state == W_DONE)
 		return;
 	if (ph && (!strcmp(ph, "Succeeded") || !strcmp(ph, "Failed"))) {
-		w->state = W_DONE;
+		sqe_set_state(e, w, W_DONE);
 		return;
 	}
 	if ((problem = wl_problem(w->obj))) {
@@ -458,7 +471,8 @@ on_workload(struct sqe *e, char type, json_t *obj)
 	}
 	if ((j = hm_get(e->jobs, uid))) {
 		if (w->state != W_DONE)
-			w->state = j->phase >= P_SUCCEEDED ? W_DONE : W_PLACED;
+			sqe_set_state(e, w,
+				j->phase >= P_SUCCEEDED ? W_DONE : W_PLACED);
 		sqe_status_from_job(e, w, j);
 		return;
 	}

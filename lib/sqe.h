@@ -87,6 +87,15 @@ enum sqe_feed {
 /* sqe_feed_name: "gpuworkloads", "nodes", "jobs", "configmaps", "pods". */
 extern const char *const sqe_feed_name[SQE_NFEEDS];
 
+/* sqe_load reads the object of an event of feed (js[0..len), compact
+ * JSON) keeping only what the engine reads: the names, uid, generation,
+ * times, owners and labels of its metadata, its annotations and (but a
+ * Node's) labels under canhazgpu.dev/, agentaflow.gpu/ and
+ * k8shazgpu.dev/, no Job's spec, and of a Node's status its conditions
+ * alone. A workload's cost is what is kept, not the size of what came.
+ * Returns NULL with je filled when js is no JSON. Any thread. */
+json_t *sqe_load(int feed, const char *js, size_t len, json_error_t *je);
+
 struct sqe_opts {
 	int strategy;       /* the default (sched.h), until the ConfigMap's */
 	const json_t *tol;  /* tolerations every Job's pods get (borrowed) */

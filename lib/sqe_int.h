@@ -96,6 +96,7 @@ struct sqe {
 	uint64_t rng;
 	struct sp_state live, cap; /* with holds; inventory only */
 	struct hm *wls;            /* uid -> struct sqe_wl */
+	struct hm *queue;          /* uid -> struct sqe_wl, those W_QUEUED */
 	struct hm *jobs;           /* owner uid -> struct sqe_job */
 	struct hm *nodes;          /* name -> struct sqe_node */
 	struct hm *sigs;           /* constraints dump -> struct sqe_sig */
@@ -136,6 +137,9 @@ void sqe_release(struct sqe *e, const char *uid);
 void sqe_write_apply(struct sqe *e, const char *uid, json_t *tmpl, json_t *job,
 	json_t *status);
 void sqe_write_delete(struct sqe *e, const char *uid, const json_t *job);
+
+/* sqe_set_state puts w in state s (W_*), in the queue or out of it. */
+void sqe_set_state(struct sqe *e, struct sqe_wl *w, int s);
 
 /* sqe_wait_until makes w wait until due. */
 void sqe_wait_until(struct sqe *e, struct sqe_wl *w, double due);

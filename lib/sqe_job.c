@@ -201,12 +201,12 @@ job_gone(struct sqe *e, const char *uid, struct sqe_job *j)
 
 	sqe_release(e, uid);
 	if (w && (j->phase == P_SUCCEEDED || j->phase == P_FAILED)) {
-		w->state = W_DONE;
+		sqe_set_state(e, w, W_DONE);
 	} else if (w && w->state != W_DONE) {
 		err_warn("workload %s: its Job went before it finished; "
 			 "placing it again",
 			w->key);
-		w->state = W_QUEUED;
+		sqe_set_state(e, w, W_QUEUED);
 		json_decref(w->want);
 		w->want = NULL;
 		e->dirty = 1;
@@ -248,13 +248,23 @@ sqe_job_event(struct sqe *e, char type, json_t *obj)
 	struct sqe_job *j;
 	struct sqe_wl *w;
 
-	if (!uid)
-		return;
+	char *own;
+
 	if (type == 'D') {
-		if ((j = hm_get(e->jobs, uid)))
-			job_gone(e, uid, j);
+		/* a deletion found by a relist names the Job alone (watch.h);
+		 * the owner is copied: forgetting the Job frees its entry */
+		if (!uid)
+			uid = hm_get(e->job_owner,
+				sqe_str_at(obj, "metadata", "uid") ?: "");
+		if (uid && (j = hm_get(e->jobs, uid))) {
+			own = estrdup(uid);
+			job_gone(e, own, j);
+			free(own);
+		}
 		return;
 	}
+	if (!uid)
+		return;
 	j = job_get(e, uid, obj);
 	if (j->phase == P_SUCCEEDED || j->phase == P_FAILED || j->pod_done)
 		sqe_release(e, uid);
@@ -262,7 +272,8 @@ sqe_job_event(struct sqe *e, char type, json_t *obj)
 		hold_job(e, j);
 	if ((w = hm_get(e->wls, uid))) {
 		if (w->state != W_DONE)
-			w->state = j->phase >= P_SUCCEEDED ? W_DONE : W_PLACED;
+			sqe_set_state(e, w,
+				j->phase >= P_SUCCEEDED ? W_DONE : W_PLACED);
 		sqe_status_from_job(e, w, j);
 	}
 	if (sqe_all_synced(e) && j->phase < P_SUCCEEDED && j->node &&
@@ -361,7 +372,7 @@ sqe_job_orphans(struct sqe *e)
 		err_warn("%s: no Job holds its devices any more; freeing them",
 			gone[i]);
 		if ((w = hm_get(e->wls, gone[i])) && w->state == W_PLACED) {
-			w->state = W_QUEUED;
+			sqe_set_state(e, w, W_QUEUED);
 			json_decref(w->want);
 			w->want = NULL;
 		}

@@ -351,7 +351,7 @@ placed(struct sqe *e, struct sqe_wl *w, const struct js_doc *d)
 		mark_shared(w, job);
 	s = placed_status(e, w, &p, from);
 	json_decref(devs);
-	w->state = W_FLIGHT;
+	sqe_set_state(e, w, W_FLIGHT);
 	json_decref(w->job);
 	w->job = json_incref(job);
 	json_decref(w->tmpl);
@@ -384,10 +384,8 @@ queued(const struct sqe *e, size_t *n)
 	size_t pos = 0;
 
 	*n = 0;
-	while (hm_next(e->wls, &pos, &k, &v)) {
+	while (hm_next(e->queue, &pos, &k, &v)) {
 		w = v;
-		if (w->state != W_QUEUED)
-			continue;
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 256;
 			q = erealloc(q, cap * sizeof *q);
@@ -518,7 +516,7 @@ cmp_seq(const void *a, const void *b)
 static void
 rewrite(struct sqe *e, struct sqe_wl *w)
 {
-	w->state = W_FLIGHT;
+	sqe_set_state(e, w, W_FLIGHT);
 	sqe_write_apply(e, w->uid, json_incref(w->tmpl), json_incref(w->job),
 		w->want ? sqe_status_obj(w, json_incref(w->want)) : NULL);
 }
@@ -542,7 +540,7 @@ sqe_pass_due(struct sqe *e)
 			again = erealloc(again, (n + 1) * sizeof *again);
 			again[n++] = w;
 		} else if (w->due <= e->mono) {
-			w->state = W_QUEUED;
+			sqe_set_state(e, w, W_QUEUED);
 			e->dirty = 1;
 		} else if (w->due < e->next_due) {
 			e->next_due = w->due;

@@ -2,6 +2,7 @@
  * events, listings, the answers to writes, the clock, the seed, passes
  * and orphan checks, one record each (see sched-queue(1), Replay). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
@@ -43,6 +44,8 @@ watch_event(struct sqe *e, const json_t *rec, char *why, size_t n)
 	json_t *obj = json_object_get(rec, "object");
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	const json_t *md = json_object_get(obj, "metadata");
+	json_t *kept;
+	char *text;
 	int f;
 
 	if (!type ||
@@ -61,10 +64,19 @@ watch_event(struct sqe *e, const json_t *rec, char *why, size_t n)
 			!sqe_str_at(md, "name", NULL) ||
 			strcmp(sqe_str_at(md, "name", NULL), e->o.cm_name)))
 		return bad(why, n, "a ConfigMap that -m does not name");
-	if (f == SQE_PODS)
+	if (f == SQE_PODS) {
 		pod_event(e, obj);
-	else
-		sqe_event(e, f, type[0], obj);
+		return 0;
+	}
+	/* what a watch hands on: the object as far as the engine reads it */
+	if (!(text = json_dumps(obj, JSON_COMPACT)) ||
+		!(kept = sqe_load(f, text, strlen(text), NULL))) {
+		free(text);
+		return bad(why, n, "object: cannot be read back");
+	}
+	free(text);
+	sqe_event(e, f, type[0], kept);
+	json_decref(kept);
 	return 0;
 }
 

@@ -87,7 +87,7 @@ sqe_status_fail(struct sqe *e, struct sqe_wl *w, const char *msg, long *counter)
 		"message", msg, "lastTransitionTime",
 		sqe_status_now(e, 0, now));
 
-	w->state = W_DONE;
+	sqe_set_state(e, w, W_DONE);
 	(*counter)++;
 	sqe_status_set(e, w, s, NULL, NULL);
 }
@@ -143,7 +143,7 @@ sqe_status_retry(struct sqe *e, struct sqe_wl *w, const char *why,
 	}
 	delay = retry_delay(w, n, e->o.max_backoff);
 	w->retries = n;
-	w->state = W_WAIT;
+	sqe_set_state(e, w, W_WAIT);
 	sqe_wait_until(e, w, e->mono + (double)delay);
 	e->c.retries++;
 	msg = easprintf("%s; retry %d of %d in %lds", why, n, max, delay);

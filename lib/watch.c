@@ -356,7 +356,8 @@ emit(struct watch *w, const char *type, const struct obj *o)
 		}
 		free(s->rv);
 		s->rv = estrdup(o->rv ? o->rv : "");
-		keep(w, s, o->js, o->len);
+		if (!w->o.no_last)
+			keep(w, s, o->js, o->len);
 		deliver(w, type, o);
 	}
 	free(uid);
@@ -369,6 +370,28 @@ by_key(const void *a, const void *b)
 	const struct seen *y = *(struct seen *const *)b;
 
 	return strcmp(x->ids, y->ids);
+}
+
+/* stub returns the malloc'd JSON of what is known of s without its
+ * last state: {"metadata":{"namespace","name","uid","resourceVersion"}}. */
+static char *
+stub(const struct seen *s)
+{
+	const char *slash = strchr(s->ids, '/');
+	json_t *md = json_object(), *o;
+	char *js;
+
+	if (slash > s->ids)
+		json_object_set_new(md, "namespace",
+			json_stringn(s->ids, (size_t)(slash - s->ids)));
+	json_object_set_new(md, "name", json_string(slash ? slash + 1 : ""));
+	if (strchr(s->uid, '/') == NULL)
+		json_object_set_new(md, "uid", json_string(s->uid));
+	json_object_set_new(md, "resourceVersion", json_string(s->rv));
+	o = json_pack("{s:o}", "metadata", md);
+	js = jb_dumps(o);
+	json_decref(o);
+	return js;
 }
 
 /* emit_gone emits DELETED, in namespace/name order, for every known
@@ -389,8 +412,8 @@ emit_gone(struct watch *w, struct hm *present)
 	if (n > 1)
 		qsort(gone, n, sizeof *gone, by_key);
 	for (i = 0; i < n && !w->stopped; i++) {
-		o.js = js = unpack(w, gone[i]);
-		o.len = gone[i]->len;
+		o.js = js = w->o.no_last ? stub(gone[i]) : unpack(w, gone[i]);
+		o.len = w->o.no_last ? strlen(js) : gone[i]->len;
 		hm_take(w->known, gone[i]->uid);
 		unfresh(w, gone[i]);
 		deliver(w, "DELETED", &o);
@@ -402,19 +425,42 @@ emit_gone(struct watch *w, struct hm *present)
 
 /* ---- listing --------------------------------------------------------- */
 
-/* list_item emits one listed object. */
-static void
-list_item(struct watch *w, const char *type, json_t *item)
+/* listing is the state of one list: the uids it has met. */
+struct listing {
+	struct watch *w;
+	struct hm *present;
+};
+
+/* list_item records and emits one listed object. */
+static int
+list_item(json_t *item, void *arg)
 {
+	struct listing *l = arg;
+	struct watch *w = l->w;
 	struct obj o = {NULL, 0, item, meta(item, "uid"),
 		meta(item, "namespace"), meta(item, "name"),
 		meta(item, "resourceVersion")};
-	char *js = jb_dumps(item);
+	char *uid = uid_of(item), *js;
+	int known = hm_get(w->known, uid) != NULL;
 
+	hm_put(l->present, uid, l);
+	free(uid);
+	js = jb_dumps(item);
 	o.js = js;
 	o.len = strlen(js);
-	emit(w, type, &o);
+	emit(w, known ? "MODIFIED" : "ADDED", &o);
 	free(js);
+	return w->stopped;
+}
+
+/* list_restart forgets what a list met before it started over. */
+static void
+list_restart(void *arg)
+{
+	struct listing *l = arg;
+
+	hm_free(l->present);
+	l->present = hm_new(NULL);
 }
 
 /* with_selectors returns the malloc'd path plus the selectors. */
@@ -433,33 +479,25 @@ with_selectors(const struct watch *w)
 int
 watch_list(struct watch *w, struct kube_error *e)
 {
-	char *path = with_selectors(w), *rv, *uid;
-	json_t *items, *item;
-	struct hm *present;
-	size_t i;
-	int known;
+	char *path = with_selectors(w), *rv;
+	struct listing l = {w, hm_new(NULL)};
+	int rc;
 
-	if (kube_list(w->k, path, w->o.page_limit, &items, &rv, e) < 0) {
-		free(path);
+	rc = kube_list_each(w->k, path, w->o.page_limit, list_item,
+		list_restart, &l, &rv, e);
+	free(path);
+	if (rc < 0 && !w->stopped) {
+		hm_free(l.present);
 		return -1;
 	}
-	free(path);
 	__atomic_add_fetch(&w->lists, 1, __ATOMIC_RELAXED);
-	present = hm_new(NULL);
-	json_array_foreach(items, i, item) {
-		uid = uid_of(item);
-		known = hm_get(w->known, uid) != NULL;
-		hm_put(present, uid, item);
-		free(uid);
-		if (!w->stopped)
-			list_item(w, known ? "MODIFIED" : "ADDED", item);
-	}
 	if (!w->stopped)
-		emit_gone(w, present);
-	hm_free(present);
-	json_decref(items);
-	set_rv(w, rv);
-	free(rv);
+		emit_gone(w, l.present);
+	hm_free(l.present);
+	if (rc == 0) {
+		set_rv(w, rv);
+		free(rv);
+	}
 	return 0;
 }
 

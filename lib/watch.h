@@ -1,14 +1,16 @@
 /* watch: list then watch one collection, emitting every change once.
  *
  * The watcher keeps, per object uid, its namespace/name, resourceVersion
- * and last state. It watches from the resourceVersion of what it last
- * saw (events and bookmarks), so a dropped connection or an API server
- * restart loses and repeats nothing. When the server no longer has that
- * version (410 Gone, as an HTTP status or a watch ERROR event), it lists
- * again and emits the difference: ADDED for new objects, MODIFIED for a
- * changed resourceVersion, DELETED (with the last state seen) for objects
- * gone. A line of the stream that is not a watch event is reported with
- * its URL, line number and byte offset, and the watch resumes.
+ * and last state (not the state with o.no_last), and lists page by page,
+ * holding one page at a time. It watches from the resourceVersion of
+ * what it last saw (events and bookmarks), so a dropped connection or an
+ * API server restart loses and repeats nothing. When the server no
+ * longer has that version (410 Gone, as an HTTP status or a watch ERROR
+ * event), it lists again and emits the difference: ADDED for new
+ * objects, MODIFIED for a changed resourceVersion, DELETED (with the
+ * last state seen) for objects gone. A line of the stream that is not a
+ * watch event is reported with its URL, line number and byte offset, and
+ * the watch resumes.
  *
  * watch_replay reads a captured stream instead, through the same line
  * handler, so it emits and reports exactly what a live watch would. */
@@ -26,6 +28,9 @@ struct watch_opts {
 	long page_limit;            /* list page size; 0: no paging */
 	double give_up;             /* seconds of failed reconnects tolerated */
 	int verbose;                /* say on stderr when (re)connecting */
+	int no_last; /* keep no object's last state: a DELETED after a
+		      * relist carries only its metadata's namespace,
+		      * name, uid and resourceVersion */
 };
 
 /* watch_emit_fn gets each event; obj is borrowed. Nonzero stops. */

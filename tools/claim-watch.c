@@ -326,7 +326,7 @@ run(struct kube *k, struct kc_config *cfg, const struct opts *o)
 	struct sink sink = {0, o->count};
 	struct kube_error e = {0};
 	struct watch_opts wo = {NULL, o->labels, o->fields, o->limit,
-		o->give_up, o->verbose};
+		o->give_up, o->verbose, 0};
 	struct watch *w = NULL;
 	char *path;
 	int status = HAZ_OK;

@@ -16,9 +16,11 @@
  * events (FailedScheduling) say why a pod waits or what annotation or
  * claim request is wrong; a Normal Scheduled event follows a binding.
  *
- * A pass runs at start, ~200 ms after Pod, ResourceClaim, ResourceSlice
- * or Node watch events, and every -i seconds (default 10). -1 runs one
- * pass and exits. -j reads the four lists from files instead (a List
+ * A pass runs at start, then only while a pod of ours waits for a node:
+ * ~200 ms after such a pod comes or any Pod, ResourceClaim, ResourceSlice
+ * or Node watch event while one waits, and every -i seconds (default 10)
+ * while one does. With none waiting nothing is listed. -1 runs one pass
+ * and exits. -j reads the four lists from files instead (a List
  * object or an array each) and prints what a pass would do, writing
  * nothing: decisions, then "event" and "claim" records.
  *
@@ -31,6 +33,7 @@
  * Exit: 0; 1 a write failed (-1) or a -j file is unreadable; 2 usage;
  * 75 the API server is unreachable (-1, or at start). */
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +45,7 @@
 #include "clock.h"
 #include "err.h"
 #include "hmap.h"
+#include "jscan.h"
 #include "kube.h"
 #include "kubeconfig.h"
 #include "nd.h"
@@ -450,36 +454,78 @@ out:
 
 /* ---- watching ---- */
 
+/* wake is what the watches tell the main thread: the pods of ours that
+ * wait for a node (uid -> nothing), and whether anything changed since
+ * the last pass while some did. Nothing else makes a pass: with no pod
+ * waiting there is nothing to place, so nothing is listed. */
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int dirty;
-} wake = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
-
-static int
-poke(const char *type, const char *js, size_t len, void *arg)
-{
-	(void)type, (void)js, (void)len, (void)arg;
-	pthread_mutex_lock(&wake.mu);
-	wake.dirty = 1;
-	pthread_cond_signal(&wake.cv);
-	pthread_mutex_unlock(&wake.mu);
-	return 0;
-}
+	struct hm *waiting;
+} wake = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL};
 
 struct watcher {
 	const char *path;
+	int pods;
 	struct kc_config kc;
 	struct kube *k;
+	struct js_doc doc; /* pods: the event's pod */
 	pthread_t t;
 };
+
+/* pod_waits says whether the pod in d, of an event of type, is ours and
+ * waits for a node; *uid gets its uid (malloc'd) or NULL. */
+static int
+pod_waits(const char *type, const struct js_doc *d, char **uid)
+{
+	int md = js_raw_get(d, 0, "metadata"), sp = js_raw_get(d, 0, "spec");
+	char *name = NULL, *node;
+	int ours;
+
+	*uid = md >= 0 ? js_raw_str(d, js_raw_get(d, md, "uid")) : NULL;
+	if (type[0] == 'D' || sp < 0)
+		return 0;
+	name = js_raw_str(d, js_raw_get(d, sp, "schedulerName"));
+	node = js_raw_str(d, js_raw_get(d, sp, "nodeName"));
+	ours = name && !strcmp(name, opt.b.scheduler) && (!node || !*node);
+	free(name);
+	free(node);
+	return ours;
+}
+
+/* on_event keeps the waiting pods, and wakes the main thread when a pod
+ * of ours waits, or something changed while one does. */
+static int
+on_event(const char *type, const char *js, size_t len, void *arg)
+{
+	struct watcher *w = arg;
+	char *uid = NULL;
+	int waits = 0;
+
+	if (w->pods && js_scan(&w->doc, js, len) == 0 &&
+		w->doc.t[0].type == JS_OBJECT)
+		waits = pod_waits(type, &w->doc, &uid);
+	pthread_mutex_lock(&wake.mu);
+	if (uid && waits)
+		hm_put(wake.waiting, uid, wake.waiting);
+	else if (uid)
+		hm_del(wake.waiting, uid);
+	if (hm_len(wake.waiting)) {
+		wake.dirty = 1;
+		pthread_cond_signal(&wake.cv);
+	}
+	pthread_mutex_unlock(&wake.mu);
+	free(uid);
+	return 0;
+}
 
 static void *
 watcher_run(void *arg)
 {
 	struct watcher *w = arg;
-	struct watch_opts o = {w->path, NULL, NULL, 500, 1e9, 0};
-	struct watch *wa = watch_new_raw(w->k, &o, poke, NULL);
+	struct watch_opts o = {w->path, NULL, NULL, 500, 1e9, 0, 1};
+	struct watch *wa = watch_new_raw(w->k, &o, on_event, w);
 	struct kube_error e;
 
 	if (watch_run(wa, &e) < 0 && e.kind != KUBE_ENORES)
@@ -491,10 +537,11 @@ watcher_run(void *arg)
 static void
 start_watches(void)
 {
-	static struct watcher w[4] = {{.path = "/api/v1/pods"},
+	static struct watcher w[4] = {{.path = "/api/v1/pods", .pods = 1},
 		{.path = DRA "/resourceclaims"},
 		{.path = DRA "/resourceslices"}, {.path = "/api/v1/nodes"}};
 
+	wake.waiting = hm_new(NULL);
 	for (size_t i = 0; i < 4; i++) {
 		if (kc_load(&w[i].kc, opt.kubeconfig, opt.context) < 0)
 			exit(HAZ_FAIL);
@@ -506,16 +553,22 @@ start_watches(void)
 	}
 }
 
+/* wait_wake returns after a change while pods wait, or after seconds
+ * when some do (a pass again for what could not be placed). */
 static void
 wait_wake(double seconds)
 {
 	struct timespec ts;
 
 	pthread_mutex_lock(&wake.mu);
-	ts = clock_after(seconds);
-	while (!wake.dirty &&
-		pthread_cond_timedwait(&wake.cv, &wake.mu, &ts) == 0)
-		;
+	for (;;) {
+		ts = clock_after(seconds);
+		while (!wake.dirty &&
+			pthread_cond_timedwait(&wake.cv, &wake.mu, &ts) == 0)
+			;
+		if (wake.dirty || hm_len(wake.waiting))
+			break;
+	}
 	pthread_mutex_unlock(&wake.mu);
 	/* a burst of events (a pass's own writes, a Deployment's pods)
 	 * makes one pass */
@@ -604,6 +657,11 @@ main(int argc, char **argv)
 	err_init(argv[0]);
 	/* jansson draws its hash seed here, before any thread starts */
 	json_object_seed(0);
+#ifdef M_ARENA_MAX
+	/* the watch threads build what the main thread frees: two arenas
+	 * keep that from leaving free memory stranded in one per thread */
+	mallopt(M_ARENA_MAX, 2);
+#endif
 	opts(argc, argv);
 	if (opt.snapshot)
 		return nd_finish(snapshot(argv + optind));

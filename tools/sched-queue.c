@@ -54,6 +54,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -236,29 +237,6 @@ on_pod_event(const char *type, const char *js, size_t len, void *arg)
 	return 0;
 }
 
-/* skip names what no one reads of an object, so that it is never built:
- * managedFields everywhere, a Job's spec (its template is ours), a Node's
- * status but its conditions (images, capacity, daemon endpoints...). */
-static const char *const *
-skip(const char *const *path, int depth, int *keep, void *arg)
-{
-	static const char *const managed[] = {"managedFields", NULL};
-	static const char *const spec[] = {"spec", NULL};
-	static const char *const conditions[] = {"conditions", NULL};
-	const struct feed *f = arg;
-
-	if (depth == 0 && f->i == SQE_JOBS)
-		return spec;
-	if (depth == 1 && path[1] && !strcmp(path[1], "metadata"))
-		return managed;
-	if (depth == 1 && f->i == SQE_NODES && path[1] &&
-		!strcmp(path[1], "status")) {
-		*keep = 1;
-		return conditions;
-	}
-	return NULL;
-}
-
 /* node_unchanged says whether the Node event in d changes nothing of what
  * placement reads since the last one passed on: a heartbeat is dropped
  * here, in the watch's thread, before any object is built. */
@@ -288,8 +266,8 @@ node_unchanged(struct feed *f, const char *type, const struct js_doc *d)
 	return 0;
 }
 
-/* on_event builds the object of an event, without what skip names, and
- * queues it for the main thread. */
+/* on_event builds the object of an event, as far as the engine reads it
+ * (sqe_load), and queues it for the main thread. */
 static int
 on_event(const char *type, const char *js, size_t len, void *arg)
 {
@@ -303,7 +281,7 @@ on_event(const char *type, const char *js, size_t len, void *arg)
 		f->doc.t[0].type == JS_OBJECT &&
 		node_unchanged(f, type, &f->doc))
 		return 0;
-	obj = jl_loadb_skip(js, len, 0, &je, skip, f);
+	obj = sqe_load(f->i, js, len, &je);
 	if (!obj) {
 		err_warn("%s: an object that is no JSON: %s",
 			sqe_feed_name[f->i], je.text);
@@ -653,6 +631,7 @@ start_feed(int i, const char *resource, const char *ns, const char *label,
 	o.page_limit = 500;
 	o.give_up = 1e9;
 	o.verbose = opt.verbose;
+	o.no_last = 1; /* the engine keeps what it reads */
 	f->w = watch_new_raw(f->k, &o, i == SQE_PODS ? on_pod_event : on_event,
 		f);
 	if (pthread_create(&f->th, NULL, feed_run, f) != 0)
@@ -1016,6 +995,11 @@ main(int argc, char **argv)
 	err_init(argv[0]);
 	/* jansson draws its hash seed here, before any thread starts */
 	json_object_seed(0);
+#ifdef M_ARENA_MAX
+	/* the watch threads build what the main thread frees: two arenas
+	 * keep that from leaving free memory stranded in one per thread */
+	mallopt(M_ARENA_MAX, 2);
+#endif
 	parse_opts(argc, argv);
 	if (opt.replay)
 		return replay();
