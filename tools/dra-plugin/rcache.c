@@ -127,7 +127,7 @@ rc_start(const char *kubeconfig, const char *context, int verbose)
 {
 	struct rcache *c = ecalloc(1, sizeof *c);
 	/* not verbose: a watch slice connects every RC_SLICE seconds */
-	struct watch_opts o = {CLAIMS, NULL, NULL, 500, 1e9, 0};
+	struct watch_opts o = {CLAIMS, NULL, NULL, 500, 1e9, 0, 1};
 
 	if (kc_load(&c->kc, kubeconfig, context) < 0) {
 		free(c);
