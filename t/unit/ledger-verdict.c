@@ -72,7 +72,12 @@ run_script(const char *addr, const char *name, const char *params)
 	return 0;
 }
 
+/* The Lua verdict; and a value jflat passes at once must be one jwalk
+ * passes too (else the verdict says so, and differs from C's). */
 static const char verdict_body[] =
+	"if jflat(ARGV[2]) and jwalk(ARGV[2]) then\n"
+	"  return 'jflat passed what jwalk refuses: ' .. jwalk(ARGV[2])\n"
+	"end\n"
 	"local st = sload(0, ARGV[2])\n"
 	"local v = st.bad and 'bad' or st.free and 'free' or\n"
 	"  ((st.active and 'active ' or 'inactive ') .. st.type .. ' ' ..\n"
