@@ -740,9 +740,11 @@ end
 -- that ties come out as they do there (a fresh pool of 8: 0,4,5,6,3,1,2,7).
 -- A GPU's MRU time is the score of its newest record of user's: the
 -- first one in score order, whose score alone is read (ZSCORE, for the
--- candidates only), not the 100 scores as text.
+-- candidates only), not the 100 scores as text; the records are read
+-- until every candidate has its first.
 local function order(cands, user)
-  local first = {}
+  local first, want, left = {}, {}, #cands
+  for _, c in ipairs(cands) do want[c.id] = true end
   local h = redis.call('ZREVRANGE', HIST, 0, 99)
   -- a record without "user":"<user>" (with or without a space) is not
   -- the user's, when the name needs no escaping: no need to decode it;
@@ -761,7 +763,11 @@ local function order(cands, user)
         id = r.gpu_id
       end
     end
-    if id and not first[id] then first[id] = h[i] end
+    if id and want[id] and not first[id] then
+      first[id], left = h[i], left - 1
+      -- every candidate has its newest record: the older ones change nothing
+      if left == 0 then break end
+    end
   end
   for _, c in ipairs(cands) do
     c.mru = first[c.id] and tonumber(redis.call('ZSCORE', HIST, first[c.id])) or 0
