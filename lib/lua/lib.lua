@@ -189,13 +189,14 @@ local function u8ok(s)
   return not s:find('[\128-\255]')
 end
 
--- jcheck says why raw is no value the C side reads (nil: it is one), by
+-- jwalk says why raw is no value the C side reads (nil: it is one), by
 -- the same rules: at most MAXKEY bytes, nested at most MAXDEPTH deep, at
 -- most MAXVALUES values (member names counted), strict JSON (UTF-8, no
 -- \u0000 or lone surrogates, no hex, inf, nan, leading zeros or '+',
 -- integers within 64 bits, reals finite), which cjson alone reads more
--- loosely.
-local function jcheck(s)
+-- loosely. A walk, byte by byte in places: jcheck goes around it for
+-- the values every writer makes.
+local function jwalk(s)
   if #s > MAXKEY then return 'larger than ' .. MAXKEY .. ' bytes' end
   local i, depth, values = 1, 0, 0
   local function ws() i = s:find('[^ \t\r\n]', i) or #s + 1 end
@@ -297,6 +298,51 @@ local function jcheck(s)
   if ok then ws() end
   if not ok or i <= #s then return why or 'not JSON' end
   return nil
+end
+
+-- jflat says whether s is certainly a value jwalk reads (false: not
+-- certain): at most MAXKEY bytes of printable ASCII without a backslash,
+-- spaces only inside strings, one object whose members are named by
+-- strings and are strings, null, true, false, integers of at most 18
+-- digits (no leading zero) or arrays of them, at most MAXVALUES values
+-- in all. That is every GPU key and queue entry canhazgpu and these
+-- scripts write (notes of plain text), found by a few patterns over the
+-- whole text instead of a walk: each string becomes \1, each integer
+-- \2, each null, true or false \3, each array \4 (bytes s cannot hold),
+-- and what is left must be {\1:v,...} with v one of them, or {}.
+local FLATWORD = {null = '\3', ['true'] = '\3', ['false'] = '\3'}
+local DIGITS19 = string.rep('%d', 19)
+local function jflat(s)
+  if #s > MAXKEY or s:find('[%z\1-\31\127-\255]') or s:find('\\', 1, true) then
+    return false
+  end
+  local sk, values = s:gsub('"[^"]*"', '\1')
+  if sk:find('[^{}%[%],:%-%w\1]') or sk:find('[^%d]0%d') or sk:find(DIGITS19) then
+    return false
+  end
+  local k
+  sk, k = sk:gsub('%-?%d+', '\2')
+  values = values + k
+  sk, k = sk:gsub('%a+', FLATWORD)
+  values = values + k
+  local ok = true
+  if sk:find('[', 1, true) then
+    sk = sk:gsub('%[([\2,]*)%]', function(inner)
+      values = values + 1
+      if inner ~= '' and (inner .. ','):gsub('\2,', '') ~= '' then ok = false end
+      return '\4'
+    end)
+  end
+  local body = ok and sk:match('^{(.*)}$')
+  if not body then return false end
+  if body ~= '' and (body .. ','):gsub('\1:[\1-\4],', '') ~= '' then return false end
+  return values + 1 <= MAXVALUES
+end
+
+-- jcheck is jwalk's verdict on s, found at once for a flat value.
+local function jcheck(s)
+  if jflat(s) then return nil end
+  return jwalk(s)
 end
 
 -- tcheck says what is wrong with v as parameter k, a text of at most max
@@ -475,10 +521,22 @@ end
 -- heartbeat for 300 s or a manual one is past its expiry.
 local STRS = {'user', 'actual_user', 'type', 'note', 'partial_queue_id', 'claim_uid'}
 local TIMES = {'start_time', 'last_heartbeat', 'expiry_time', 'last_released'}
+local RELEASED = '^{"start_time":null,"last_heartbeat":null,"expiry_time":null,' ..
+  '"last_released":"([%w:.+%-]*)"}$'
 local function sload(id, raw)
   if raw == nil then raw = redis.call('GET', gkey(id)) end
   local st = {id = id}
   if not raw then st.free = true; return st end
+  -- the value every release writes, canhazgpu's and ours (so that of
+  -- nearly every free GPU), read by one pattern: what follows would
+  -- find it valid JSON, free, with this last_released
+  local lr = #raw <= MAXKEY and raw:match(RELEASED)
+  if lr then
+    local t = tparse(lr)
+    if t == false then st.bad = 'last_released is not a time'; return st end
+    st.last_released, st.lr, st.free = t, lr, true
+    return st
+  end
   st.bad = jcheck(raw)
   if st.bad then return st end
   if not raw:match('^[ \t\r\n]*{') then st.bad = 'not a JSON object'; return st end
@@ -680,31 +738,39 @@ end
 -- records) first, then the others by last_released, oldest first. The
 -- sort is Lua's own, not stable, with a comparator false on ties, so
 -- that ties come out as they do there (a fresh pool of 8: 0,4,5,6,3,1,2,7).
+-- A GPU's MRU time is the score of its newest record of user's: the
+-- first one in score order, whose score alone is read (ZSCORE, for the
+-- candidates only), not the 100 scores as text; the records are read
+-- until every candidate has its first.
 local function order(cands, user)
-  local mru = {}
-  local h = redis.call('ZREVRANGE', HIST, 0, 99, 'WITHSCORES')
+  local first, want, left = {}, {}, #cands
+  for _, c in ipairs(cands) do want[c.id] = true end
+  local h = redis.call('ZREVRANGE', HIST, 0, 99)
   -- a record without "user":"<user>" (with or without a space) is not
-  -- the user's, when the name needs no escaping: no need to decode it
+  -- the user's, when the name needs no escaping: no need to decode it;
+  -- a record without the name at all has neither
   local plain = user:match('^[%w%-_.@:]+$') ~= nil
   local a, b = '"user":"' .. user .. '"', '"user": "' .. user .. '"'
-  for i = 1, #h, 2 do
+  for i = 1, #h do
     local id
-    if plain and (h[i]:find(a, 1, true) or h[i]:find(b, 1, true)) then
+    local named = h[i]:find(user, 1, true)
+    if plain and named and (h[i]:find(a, 1, true) or h[i]:find(b, 1, true)) then
       id = tonumber(h[i]:match('"gpu_id":%s*(%d+)[,}]'))
     end
-    if not plain or (id == nil and h[i]:find(user, 1, true)) then
+    if not plain or (id == nil and named) then
       local ok, r = pcall(cjson.decode, h[i])
       if ok and type(r) == 'table' and r.user == user and type(r.gpu_id) == 'number' then
         id = r.gpu_id
       end
     end
-    if id then
-      local sc = tonumber(h[i + 1])
-      if not mru[id] or sc > mru[id] then mru[id] = sc end
+    if id and want[id] and not first[id] then
+      first[id], left = h[i], left - 1
+      -- every candidate has its newest record: the older ones change nothing
+      if left == 0 then break end
     end
   end
   for _, c in ipairs(cands) do
-    c.mru = mru[c.id] or 0
+    c.mru = first[c.id] and tonumber(redis.call('ZSCORE', HIST, first[c.id])) or 0
     c.rough = rough(c.lr)
   end
   table.sort(cands, function(a, b)

@@ -10,7 +10,9 @@
  * queue-try, queue-cancel) with PARAMS ("-": read from stdin), a JSON
  * object sent as it is (now,
  * ns, off and token too), and prints its answer: the scripts' own bounds,
- * tried without the C side's checks in front of them.
+ * tried without the C side's checks in front of them. A SCRIPT with a /
+ * is a file of Lua run after the shared Lua, as a script's body is: a
+ * test's probe of the shared functions.
  *
  * Each FILE holds one value, byte for byte; with -n, N more values are
  * made from them by mutation (bytes flipped, cut, doubled, spliced,
@@ -43,6 +45,13 @@ static const struct {
 	{"queue-add", lua_queue_add}, {"queue-heartbeat", lua_queue_heartbeat},
 	{"queue-try", lua_queue_try}, {"queue-cancel", lua_queue_cancel}};
 
+struct buf {
+	char *p;
+	size_t n;
+};
+
+static int read_file(const char *path, struct buf *b);
+
 /* run_script runs script name with params; prints its answer. */
 static int
 run_script(const char *addr, const char *name, const char *params)
@@ -57,6 +66,16 @@ run_script(const char *addr, const char *name, const char *params)
 		if (strcmp(bodies[i].name, name) == 0)
 			src = easprintf("%s%s%s%s", lg_lua_bounds(), lua_lib,
 				lua_mig, bodies[i].body);
+	if (!src && strchr(name, '/')) {
+		struct buf body;
+
+		if (read_file(name, &body) < 0)
+			err_die(HAZ_FAIL, "%s:", name);
+		body.p[body.n] = '\0';
+		src = easprintf("%s%s%s%s", lg_lua_bounds(), lua_lib, lua_mig,
+			body.p);
+		free(body.p);
+	}
 	if (!src)
 		err_die(HAZ_USAGE, "no script %s", name);
 	av[1] = src;
@@ -72,17 +91,17 @@ run_script(const char *addr, const char *name, const char *params)
 	return 0;
 }
 
+/* The Lua verdict; and a value jflat passes at once must be one jwalk
+ * passes too (else the verdict says so, and differs from C's). */
 static const char verdict_body[] =
+	"if jflat(ARGV[2]) and jwalk(ARGV[2]) then\n"
+	"  return 'jflat passed what jwalk refuses: ' .. jwalk(ARGV[2])\n"
+	"end\n"
 	"local st = sload(0, ARGV[2])\n"
 	"local v = st.bad and 'bad' or st.free and 'free' or\n"
 	"  ((st.active and 'active ' or 'inactive ') .. st.type .. ' ' ..\n"
 	"  st.user)\n"
 	"return v\n";
-
-struct buf {
-	char *p;
-	size_t n;
-};
 
 static struct buf *corpus;
 static size_t ncorpus;
