@@ -91,8 +91,10 @@ extern const char *const sqe_feed_name[SQE_NFEEDS];
  * JSON) keeping only what the engine reads: the names, uid, generation,
  * times, owners and labels of its metadata, its annotations and (but a
  * Node's) labels under canhazgpu.dev/, agentaflow.gpu/ and
- * k8shazgpu.dev/, no Job's spec, and of a Node's status its conditions
- * alone. A workload's cost is what is kept, not the size of what came.
+ * k8shazgpu.dev/, of each owner its kind and uid, no Job's spec and of
+ * its status whether it is ready and its conditions' type, status and
+ * message, and of a Node's status its conditions alone. A workload's
+ * cost is what is kept, not the size of what came.
  * Returns NULL with je filled when js is no JSON. Any thread. */
 json_t *sqe_load(int feed, const char *js, size_t len, json_error_t *je);
 

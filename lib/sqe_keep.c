@@ -13,6 +13,9 @@ static const char *const metadata[] = {"name", "namespace", "uid", "generation",
 	"ownerReferences", "deletionTimestamp", NULL};
 static const char *const spec[] = {"spec", NULL};
 static const char *const conditions[] = {"conditions", NULL};
+static const char *const job_status[] = {"conditions", "ready", NULL};
+static const char *const condition[] = {"type", "status", "message", NULL};
+static const char *const owner[] = {"kind", "uid", NULL};
 
 static int
 is(const char *const *path, int i, const char *name)
@@ -34,6 +37,21 @@ sqe_skip(const char *const *path, int depth, int *keep, void *arg)
 	if (depth == 1 && feed == SQE_NODES && is(path, 1, "status")) {
 		*keep = 1;
 		return conditions;
+	}
+	/* of a Job: whether it is ready, how it ended, whose it is */
+	if (depth == 1 && feed == SQE_JOBS && is(path, 1, "status")) {
+		*keep = 1;
+		return job_status;
+	}
+	if (depth == 3 && feed == SQE_JOBS && is(path, 1, "status") &&
+		is(path, 2, "conditions")) {
+		*keep = 1;
+		return condition;
+	}
+	if (depth == 3 && is(path, 1, "metadata") &&
+		is(path, 2, "ownerReferences")) {
+		*keep = 1;
+		return owner;
 	}
 	/* a Node's labels are matched by affinity; anyone else's and every
 	 * annotation only where they are ours */
