@@ -232,4 +232,17 @@ check_output 'healthz and readyz' \
 ok
 ok
 EOF
+
+# One of its processes ending ends the controller at once (it sleeps on
+# SIGCHLD, polling nothing), and takes every other process of it along.
+ctl=$(cat "$SCRATCH/ctl.pid")
+live() { ps -o stat=,comm= -s "$1" | awk '$1 !~ /^Z/ { print $2 }' | sort | tr '\n' ' '; }
+check_output 'a process that ends takes the controller and all its processes with it' '
+	kill -s TERM "$(pgrep -s "$ctl" -x sched-bind)" || exit 1
+	eventually 20 test -z "$(live "$ctl")"
+	grep "process of the controller ended" "$SCRATCH/controller.log" | tail -n 1
+	echo "left: $(live "$ctl")"' <<'EOF'
+k8shazgpu-controller: a process of the controller ended (status 143); stopping
+left: 
+EOF
 done_testing
