@@ -185,16 +185,24 @@ $(IMAGE_BIN): $(B)/image-bin/%: $(B)/tools/%.o $$(call priv_a,$$*) $(B)/libhaz.a
 
 # diff-pack as the pods of `k8shazgpu vllm run` carry it: unpack only
 # (no libgit2, no libcurl; SHA-256 is lib/sha256), linked statically with
-# jansson, so that one binary, copied into any image by an init container, runs
-# whatever C library that image has (or none). Sanitized builds link it
-# dynamically: the sanitizers' runtimes are shared objects.
+# jansson, so that one binary, mounted into any image from a ConfigMap
+# (k8shazgpu-vllm(1)), runs whatever C library that image has (or none).
+# A ConfigMap holds at most 1 MiB: it is built for size (-Os, unused
+# sections dropped, stripped) and the link fails above STATIC_MAX bytes.
+# Sanitized builds link it dynamically: the sanitizers' runtimes are
+# shared objects.
+STATIC_MAX = 1000000
 $(B)/static/diff-pack.o: tools/diff-pack.c lib/*.h $(PRIVHDR)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DDP_UNPACK_ONLY $(PKG_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(if $(SANITIZE),,-Os -ffunction-sections -fdata-sections) \
+		-DDP_UNPACK_ONLY $(PKG_CFLAGS) -c -o $@ $<
 
 $(B)/static/diff-pack: $(B)/static/diff-pack.o $(B)/priv/diff-pack.a $(B)/libhaz.a
-	$(CC) $(LDFLAGS) $(if $(SANITIZE),,-static) -o $@ $< $(B)/priv/diff-pack.a $(B)/libhaz.a \
-		$$($(PKG_CONFIG) --libs jansson)
+	$(CC) $(LDFLAGS) $(if $(SANITIZE),,-static -s -Wl,--gc-sections) -o $@.tmp $< \
+		$(B)/priv/diff-pack.a $(B)/libhaz.a $$($(PKG_CONFIG) --libs jansson)
+	@test $(if $(SANITIZE),0,$$(wc -c <$@.tmp)) -le $(STATIC_MAX) || \
+		{ echo "$@: over $(STATIC_MAX) bytes, too big for its ConfigMap" >&2; rm -f $@.tmp; exit 1; }
+	mv $@.tmp $@
 
 deps:
 	@scripts/deps
@@ -241,6 +249,8 @@ install: all
 	install -m 755 scripts/sim-build scripts/sim-node scripts/sim-install \
 		scripts/node-build scripts/oci-image scripts/free-port $(DESTDIR)$(LIBEXECDIR)
 	install -m 644 scripts/cli-lib.sh scripts/sim-lib.sh $(DESTDIR)$(LIBEXECDIR)
+	install -d $(DESTDIR)$(LIBEXECDIR)/static
+	install -m 755 $(B)/static/diff-pack $(DESTDIR)$(LIBEXECDIR)/static
 	install -d $(DESTDIR)$(LIBEXECDIR)/jq
 	install -m 644 scripts/jq/*.jq $(DESTDIR)$(LIBEXECDIR)/jq
 	for m in man/*.[178]; do \

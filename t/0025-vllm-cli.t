@@ -28,8 +28,10 @@ EOF
 chmod +x bin/diff-pack
 PATH=$SCRATCH/bin:$PATH
 KUBECONFIG=$SCRATCH/kubeconfig
-K8SHAZGPU_PACK_IMAGE=reg/diff-pack:1
-export PATH KUBECONFIG K8SHAZGPU_PACK_IMAGE SCRATCH
+# the applier the pods mount: its ConfigMap is named by its digest
+printf 'applier\n' >applier
+K8SHAZGPU_APPLIER=$SCRATCH/applier
+export PATH KUBECONFIG K8SHAZGPU_APPLIER SCRATCH
 unset K8SHAZGPU_NAMESPACE K8SHAZGPU_CONTEXT K8SHAZGPU_OUTPUT FAKE_DP FAKE_URL FAKE_IMAGE
 B40=1111111111111111111111111111111111111111
 IMG=public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo:$B40
@@ -110,7 +112,7 @@ check_output 'vllm run: the ConfigMaps as diff-pack made them, owned by the clai
 	'dry | sed -n 2,3p >cms && diff-pack >dp.out && sed "\$d" dp.out | jq -c ".metadata.ownerReferences = [{apiVersion: \"resource.k8s.io/v1\", kind: \"ResourceClaim\", name: \"demo\", uid: \"DRY-RUN\"}]" | cmp - cms && wc -l <cms' <<'EOF'
 2
 EOF
-check_output 'vllm run: the pod: init container, wrapper, argv kept as given, port, mounts' \
+check_output 'vllm run: the pod: the applier ConfigMap mounted, wrapper, argv kept as given, port, mounts' \
 	"dry -- vllm serve 'a b' '\$HOME' '' | sed -n 4p | jq -S ." <<EOF
 {
   "apiVersion": "v1",
@@ -145,7 +147,7 @@ check_output 'vllm run: the pod: init container, wrapper, argv kept as given, po
         "command": [
           "/bin/sh",
           "-c",
-          "set -e\npkg=\nif command -v python3 >/dev/null 2>&1; then\n  pkg=\$(python3 -c 'import os, vllm; print(os.path.dirname(vllm.__file__))' 2>/dev/null) || pkg=\nfi\n/k8shazgpu/bin/diff-pack -u -d /k8shazgpu/pack -t \"\${K8SHAZGPU_TREE:-/vllm-workspace}\" \${pkg:+-P \"\$pkg\"}\n: >/k8shazgpu/bin/.applied\ncd \"\${K8SHAZGPU_TREE:-/vllm-workspace}\"\nexec \"\$@\"",
+          "set -e\npkg=\nif command -v python3 >/dev/null 2>&1; then\n  pkg=\$(python3 -c 'import os, vllm; print(os.path.dirname(vllm.__file__))' 2>/dev/null) || pkg=\nfi\n/k8shazgpu/tool/diff-pack -u -d /k8shazgpu/pack -t \"\${K8SHAZGPU_TREE:-/vllm-workspace}\" \${pkg:+-P \"\$pkg\"}\n: >/k8shazgpu/bin/.applied\ncd \"\${K8SHAZGPU_TREE:-/vllm-workspace}\"\nexec \"\$@\"",
           "k8shazgpu-vllm"
         ],
         "image": "$IMG",
@@ -180,26 +182,14 @@ check_output 'vllm run: the pod: init container, wrapper, argv kept as given, po
             "name": "k8shazgpu-bin"
           },
           {
+            "mountPath": "/k8shazgpu/tool",
+            "name": "applier",
+            "readOnly": true
+          },
+          {
             "mountPath": "/k8shazgpu/pack",
             "name": "pack",
             "readOnly": true
-          }
-        ]
-      }
-    ],
-    "initContainers": [
-      {
-        "command": [
-          "/diff-pack",
-          "--install",
-          "/k8shazgpu/bin/diff-pack"
-        ],
-        "image": "reg/diff-pack:1",
-        "name": "pack-tool",
-        "volumeMounts": [
-          {
-            "mountPath": "/k8shazgpu/bin",
-            "name": "k8shazgpu-bin"
           }
         ]
       }
@@ -215,6 +205,13 @@ check_output 'vllm run: the pod: init container, wrapper, argv kept as given, po
       {
         "emptyDir": {},
         "name": "k8shazgpu-bin"
+      },
+      {
+        "configMap": {
+          "defaultMode": 365,
+          "name": "k8shazgpu-applier-0.1.0-87ff67ed302e"
+        },
+        "name": "applier"
       },
       {
         "name": "pack",
@@ -240,7 +237,7 @@ EOF
 # the wrapper run here by sh, its diff-pack, mark and cd lines made no-ops
 check_output 'the wrapper passes the arguments through exactly' \
 	"dry -- printf '[%s]' 'a b' '\$HOME' '' '\"' '*' | sed -n 4p >pod.json &&
-	 jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^/k8shazgpu/bin/diff-pack .*|:|; s|^: >/k8shazgpu/bin/.applied\$|:|; s|^cd .*|:|' >w.sh &&
+	 jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^/k8shazgpu/tool/diff-pack .*|:|; s|^: >/k8shazgpu/bin/.applied\$|:|; s|^cd .*|:|' >w.sh &&
 	 jq -j '.spec.containers[0].args[] + \"\\u0000\"' pod.json | xargs -0 sh -c \"\$(cat w.sh)\" k8shazgpu-vllm; echo" <<'EOF'
 [a b][$HOME][]["][*]
 EOF
@@ -255,9 +252,10 @@ check_output '--prefer-node and --toleration (every form)' \
 {"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"preference":{"matchExpressions":[{"key":"kubernetes.io/hostname","operator":"In","values":["h100"]}]}}]}}
 [{"key":"a","operator":"Exists"},{"key":"b","operator":"Equal","value":"c"},{"key":"d","operator":"Exists","effect":"NoSchedule"},{"key":"e.io/f","operator":"Equal","value":"g","effect":"NoExecute"}]
 EOF
-check_output 'diff-pack options: -C, --base, --fetch, --image, --check; --pack-image' \
-	'dry -C /src --base v1 --fetch --image reg/v:1 --check --pack-image p/dp:2 | jq -r "select(.kind == \"Pod\") | .spec.initContainers[0].image"; sed -n "9,\$p" dp.args' <<'EOF'
-p/dp:2
+check_output 'diff-pack options: -C, --base, --fetch, --image, --check; --pack-image ignored, with a warning' \
+	'vr --name demo --dry-run -C /src --base v1 --fetch --image reg/v:1 --check --pack-image p/dp:2 2>&1 >dry.out | grep -v "^pack: "; jq -c "select(.kind == \"Pod\") | [.spec.initContainers, .spec.volumes[1]]" dry.out; sed -n "9,\$p" dp.args' <<'EOF'
+k8shazgpu vllm run: warning: --pack-image is deprecated and ignored: diff-pack comes in a ConfigMap
+[null,{"name":"applier","configMap":{"name":"k8shazgpu-applier-0.1.0-87ff67ed302e","defaultMode":365}}]
 -C
 /src
 -b

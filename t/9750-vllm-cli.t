@@ -17,6 +17,11 @@ B=t9750-b
 TOL=kwok.x-k8s.io/node=fake:NoSchedule
 kns() { k8shazgpu-sim kubectl -n "$NS" "$@"; }
 unset K8SHAZGPU_NAMESPACE K8SHAZGPU_CONTEXT K8SHAZGPU_OUTPUT K8SHAZGPU_PACK_IMAGE
+# the applier vllm run puts in ConfigMap k8shazgpu-applier-VERSION-DIGEST
+# (no pod runs on KWOK nodes: any build's serves)
+K8SHAZGPU_APPLIER=$BUILD/static/diff-pack
+export K8SHAZGPU_APPLIER
+APPLIER_CM=k8shazgpu-applier-$(claim-make -V | awk '{ print $2 }')-$(sha256sum <"$K8SHAZGPU_APPLIER" | cut -c1-12)
 
 cleanup() {
 	cl_rc=0
@@ -68,7 +73,8 @@ uid() { kns get "$1" "$2" -o jsonpath='{.metadata.uid}'; }
 # ours: every object of the namespace but its own ConfigMap, kind/name
 ours() {
 	kns get pods,configmaps,resourceclaims -o json |
-		jq -r '.items[] | select(.metadata.name != "kube-root-ca.crt") | "\(.kind | ascii_downcase)/\(.metadata.name)"' | sort
+		jq -r '.items[] | select(.metadata.name != "kube-root-ca.crt") | "\(.kind | ascii_downcase)/\(.metadata.name)"' |
+		sed "s|^configmap/$APPLIER_CM\$|configmap/APPLIER|" | sort
 }
 # left PATTERN: those of ours matching PATTERN (for gone)
 left() { ours | grep "$1" || :; }
@@ -252,7 +258,7 @@ ncs() {
 		status: {nodeName: $n, items: [{name: $item, type: "image", phase: $phase, ref: $ref, present: ($phase == "ready"),
 			reason: "", message: ""}], lastUpdate: "2026-11-24T12:00:05Z"}}' | claim-make -a -m t9750 >/dev/null
 }
-kv() { (cd repo && k8shazgpu -n "$NS" vllm run --toleration "$TOL" --pack-image reg/dp:1 "$@"); }
+kv() { (cd repo && k8shazgpu -n "$NS" vllm run --toleration "$TOL" "$@"); }
 ncs pulling
 check_output 'vllm run: the image not cached in time: status 124, the plan filled, nothing made' \
 	"st kv --name v0 --prefer-node $A --timeout 4 | grep -v '^NODE\|^$A\|^pack: ' | sed 's/after [0-9]*s:/after Ns:/'; ours | grep v0;
@@ -284,12 +290,19 @@ check_output 'vllm run: the ConfigMaps diff-pack made, owned by the claim; the c
 	"(cd repo && diff-pack) >rec && kns get configmap v1-pack-0 -o json |
 	 jq -c --arg uid \$(uid resourceclaim v1) '[(.metadata.ownerReferences == [{apiVersion: \"resource.k8s.io/v1\", kind: \"ResourceClaim\", name: \"v1\", uid: \$uid}]), .metadata.labels, (.data | keys), (.binaryData | keys)]' &&
 	 kns get resourceclaim v1 -o json | jq -c --slurpfile r rec '.metadata.annotations | [.[\"canhazgpu.dev/pack-sha256\"] == \$r[0].pack_sha256, .[\"canhazgpu.dev/base\"] == \$r[0].base, .[\"canhazgpu.dev/head\"] == \$r[0].head, .[\"canhazgpu.dev/image-name\"], .[\"canhazgpu.dev/repo-name\"], .[\"canhazgpu.dev/image\"]]' &&
-	 kns get pod v1 -o json | jq -c '.spec.initContainers[0].image, .spec.containers[0].image, .spec.volumes[1]'" <<EOF
+	 kns get pod v1 -o json | jq -c '.spec.initContainers, .spec.containers[0].image, .spec.volumes[1], .spec.volumes[2]'" <<EOF
 [true,{"app.kubernetes.io/managed-by":"k8shazgpu","canhazgpu.dev/run":"v1","canhazgpu.dev/workload":"vllm"},["index.json"],["pack.000"]]
 [true,true,true,"$ITEM","alice-vllm","$IMG"]
-"reg/dp:1"
+null
 "$IMG"
+{"configMap":{"defaultMode":365,"name":"$APPLIER_CM"},"name":"applier"}
 {"name":"pack","projected":{"defaultMode":420,"sources":[{"configMap":{"name":"v1-pack-0"}}]}}
+EOF
+check_output 'vllm run: the applier ConfigMap, made once for the namespace: the applier exactly, immutable, no owner, no run label' \
+	"kns get configmap $APPLIER_CM -o json | jq -c '[.immutable, .metadata.labels, .metadata.ownerReferences, (.binaryData | keys)]' &&
+	 kns get configmap $APPLIER_CM -o json | jq -r '.binaryData[\"diff-pack\"]' | base64 -d | cmp - $K8SHAZGPU_APPLIER && echo same" <<'EOF'
+[true,{"app.kubernetes.io/managed-by":"k8shazgpu","canhazgpu.dev/component":"applier"},null,["diff-pack"]]
+same
 EOF
 
 # ---------------------------------------------------------------- cleanup
@@ -318,6 +331,7 @@ k8shazgpu cleanup: warning: configmap v1-stray: labelled for run v1 but not owne
 pod/v1 deleted
 configmap/v1-pack-0 deleted
 resourceclaim/v1 deleted
+configmap/APPLIER
 configmap/theirs-pack-0
 configmap/v1-stray
 pod/other
@@ -339,6 +353,7 @@ pod/p2 deleted
 pod/p3 deleted
 resourceclaim/p2 deleted
 resourceclaim/p3 deleted
+configmap/APPLIER
 configmap/theirs-pack-0
 configmap/v1-stray
 pod/other

@@ -36,7 +36,6 @@ done
 [ -x "$TOP/scripts/k8shazgpu-vllm" ] || skip_all "scripts/k8shazgpu-vllm is missing"
 NS=t9760
 HOST=$NODE_NAME
-REG=127.0.0.1:$REGISTRY_PORT
 ctr_() { "$nodebin/ctr" --address "$D/containerd/containerd.sock" --namespace k8s.io "$@"; }
 ledger() { gpu-reserve -a "$D/redis/redis.sock" status | jq -r '[.gpu, .state, .user // "-"] | map(tostring) | join(" ")'; }
 held_by() { ledger | awk -v u="k8s:$NS/$1" '$3 == u { print $1 }' | paste -sd' ' -; }
@@ -67,12 +66,11 @@ trap 'exit 1' INT TERM
 vr_all "$SCRATCH/repo" "$REGISTRY_PORT" "$(free_port)" >/dev/null 2>repo.err ||
 	{ echo "Bail out! t/vllmrepo: $(tail -n 3 repo.err)"; exit 1; }
 . "$SCRATCH/repo/vllmrepo.env"
-# the applier's image, tagged by its binary's hash: a node never runs a
-# stale copy cached under a reused tag
-mkdir -p dp && cp "$PACKBIN" dp/diff-pack && chmod 755 dp/diff-pack
-PACK_IMAGE=$REG/k8shazgpu/diff-pack:t9760-$(sha256sum <dp/diff-pack | cut -c1-16)
-oci-image -o dp.oci -n "$PACK_IMAGE" -e '["/diff-pack"]' -u 65534:65534 dp >/dev/null &&
-	oci-push -q dp.oci "$PACK_IMAGE" >/dev/null || { echo "Bail out! the diff-pack image was not pushed"; exit 1; }
+# the pods' applier: the static one found above, which vllm run puts in
+# ConfigMap k8shazgpu-applier-VERSION-DIGEST of the namespace
+K8SHAZGPU_APPLIER=$PACKBIN
+export K8SHAZGPU_APPLIER
+APPLIER_CM=k8shazgpu-applier-$(claim-make -V | awk '{ print $2 }')-$(sha256sum <"$PACKBIN" | cut -c1-12)
 # the base image's tag is the base commit's: a copy the node cached from
 # an earlier build of the fixture must not stand in for this one
 ctr_ images rm "$VR_IMAGE" >/dev/null 2>&1
@@ -87,7 +85,7 @@ left_of() {
 	k get resourceclaims,pods -n "$NS" --field-selector "metadata.name=$1" -o name 2>/dev/null
 }
 vllm_run() { k8shazgpu -n "$NS" vllm run --prefer-node "$HOST" --toleration k8shazgpu.dev/real-node \
-	--image-repo "$VR_REPO" --check --pack-image "$PACK_IMAGE" "$@"; }
+	--image-repo "$VR_REPO" --check "$@"; }
 
 # ---- the developer's tree, run with --follow from a subdirectory
 (cd "$VR_DEV/vllm/engine" && vllm_run --name tree --follow -- vllm bench 'a b' "c'd") >tree.out 2>tree.err
@@ -124,6 +122,13 @@ $HOST
 EOF
 check 'the ignored files did not arrive (nor does the expected list name them)' \
 	'! grep -E "(debug|trace)\.log|local/secret" tree.out'
+check_output 'the pod has no init container: the applier came in its ConfigMap, which holds the static diff-pack' \
+	"k get pod -n $NS tree -o json | jq -c '[.spec.initContainers, (.spec.volumes[] | select(.name == \"applier\") | .configMap)]'
+	 k get configmap -n $NS $APPLIER_CM -o json | jq -r '.binaryData[\"diff-pack\"]' | base64 -d | cmp - $PACKBIN && echo same" <<EOF
+[null,{"defaultMode":365,"name":"$APPLIER_CM"}]
+same
+EOF
+k get configmap -n "$NS" "$APPLIER_CM" -o jsonpath='{.metadata.uid}' >applier.uid
 
 # ---- --gpu-ids 1,3: that claim, those UUIDs, a run that stays up
 gpu-probe -t "$D/realnode.yaml" -n "$HOST" | claim-make -N "$HOST" |
@@ -149,6 +154,8 @@ EOF
 check_output 'the node ledger holds GPUs 1 and 3 for it' 'held_by ids' <<'EOF'
 1 3
 EOF
+check 'the second run used the applier ConfigMap the first made' \
+	"[ \"\$(k get configmap -n $NS $APPLIER_CM -o jsonpath='{.metadata.uid}')\" = \"\$(cat applier.uid)\" ]"
 
 # ---- status while ids holds its GPUs and the host holds one more: the
 # claims as the API has them, the node's GPUs as its ledger has them
@@ -218,7 +225,7 @@ check 'cleanup --name tree too' "k8shazgpu -n $NS cleanup --name tree >/dev/null
 # container never passes its startup probe, so the CLI does not report it
 # running: it fails, shows the applier's words, and removes what it made
 (cd "$VR_DEV" && k8shazgpu -n "$NS" vllm run --prefer-node "$HOST" --toleration k8shazgpu.dev/real-node \
-	--image k8s.io/busybox:local --skip-cache-check --pack-image "$PACK_IMAGE" --name refused -- vllm serve m) \
+	--image k8s.io/busybox:local --skip-cache-check --name refused -- vllm serve m) \
 	>refused.out 2>refused.err
 echo $? >refused.rc
 check_output 'vllm run (no --follow) of a pack the pod refuses: status 1, the reason and the log, no report' \
@@ -237,12 +244,13 @@ pkg=
 if command -v python3 >/dev/null 2>&1; then
   pkg=$(python3 -c '"'"'import os, vllm; print(os.path.dirname(vllm.__file__))'"'"' 2>/dev/null) || pkg=
 fi
-/k8shazgpu/bin/diff-pack -u -d /k8shazgpu/pack -t "${K8SHAZGPU_TREE:-/vllm-workspace}" ${pkg:+-P "$pkg"}
+/k8shazgpu/tool/diff-pack -u -d /k8shazgpu/pack -t "${K8SHAZGPU_TREE:-/vllm-workspace}" ${pkg:+-P "$pkg"}
 : >/k8shazgpu/bin/.applied
 cd "${K8SHAZGPU_TREE:-/vllm-workspace}"
 exec "$@"'
 # hostile NAME ENTRIES-JSON DATA: a pack of those entries and data, in a
-# ConfigMap NAME-0, and a pod NAME applying it then running the fake vllm.
+# ConfigMap NAME-0, and a pod NAME applying it (with the applier of the
+# ConfigMap vllm run made) then running the fake vllm.
 hostile() {
 	printf '%s' "$3" >"$1.data"
 	jq -n -c --arg base "$VR_BASE" --argjson size "$(wc -c <"$1.data")" --argjson e "$2" \
@@ -255,18 +263,18 @@ hostile() {
 	 immutable: true, binaryData: {"pack.000": $b64},
 	 data: {"index.json": ({kind: "pack-index", version: 1, sha256: $h, size: $n,
 		chunks: [{key: "pack.000", size: $n, sha256: $h}]} | tojson)}}' | k create -f - >/dev/null &&
-	jq -n -c --arg name "$1" --arg ns "$NS" --arg node "$HOST" --arg img "$VR_IMAGE" --arg tool "$PACK_IMAGE" \
+	jq -n -c --arg name "$1" --arg ns "$NS" --arg node "$HOST" --arg img "$VR_IMAGE" --arg tool "$APPLIER_CM" \
 		--arg w "$WRAPPER" '
 	{apiVersion: "v1", kind: "Pod", metadata: {name: $name, namespace: $ns,
 		labels: {"app.kubernetes.io/managed-by": "k8shazgpu", "canhazgpu.dev/run": $name}},
 	 spec: {nodeSelector: {"kubernetes.io/hostname": $node}, restartPolicy: "Never",
 		tolerations: [{key: "k8shazgpu.dev/real-node", operator: "Exists"}],
 		terminationGracePeriodSeconds: 1,
-		initContainers: [{name: "pack-tool", image: $tool, command: ["/diff-pack", "--install", "/k8shazgpu/bin/diff-pack"],
-			volumeMounts: [{name: "k8shazgpu-bin", mountPath: "/k8shazgpu/bin"}]}],
 		containers: [{name: "vllm", image: $img, command: ["/bin/sh", "-c", $w, "k8shazgpu-vllm"], args: ["vllm", "bench"],
-			volumeMounts: [{name: "k8shazgpu-bin", mountPath: "/k8shazgpu/bin"}, {name: "pack", mountPath: "/k8shazgpu/pack", readOnly: true}]}],
-		volumes: [{name: "k8shazgpu-bin", emptyDir: {}},
+			volumeMounts: [{name: "k8shazgpu-bin", mountPath: "/k8shazgpu/bin"},
+				{name: "applier", mountPath: "/k8shazgpu/tool", readOnly: true},
+				{name: "pack", mountPath: "/k8shazgpu/pack", readOnly: true}]}],
+		volumes: [{name: "k8shazgpu-bin", emptyDir: {}}, {name: "applier", configMap: {name: $tool, defaultMode: 365}},
 			{name: "pack", projected: {sources: [{configMap: {name: "\($name)-pack-0"}}]}}]}}' | k create -f - >/dev/null
 }
 exit_code() { k get pod -n "$NS" "$1" -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}'; }

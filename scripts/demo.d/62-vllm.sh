@@ -2,12 +2,10 @@ if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ] && [ -f "$D/node-state
 	command -v perl >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1 && [ -x "$BUILD/static/diff-pack" ]; then
 	say "vLLM from a developer's checkout: k8shazgpu vllm run runs the exact working tree on a GPU of the real node"
 	. "$D/state"
-	REG=127.0.0.1:$REGISTRY_PORT
-	V=$(sed -n 's/^VERSION = //p' "$TOP/Makefile")
-	# the pods' applier: the static diff-pack alone in an image, pushed
-	mkdir -p "$work/dp" && cp "$BUILD/static/diff-pack" "$work/dp/diff-pack"
-	oci-image -o "$work/dp.oci" -n "k8shazgpu/diff-pack:$V" -e '["/diff-pack"]' -u 65534:65534 "$work/dp" >/dev/null &&
-		oci-push -q "$work/dp.oci" "$REG/k8shazgpu/diff-pack:$V" >/dev/null
+	# the pods' applier: the static diff-pack, which vllm run puts in a
+	# ConfigMap of the namespace (no init container, no image of its own)
+	K8SHAZGPU_APPLIER=$BUILD/static/diff-pack
+	export K8SHAZGPU_APPLIER
 	# a stand-in vLLM: upstream over HTTP, the CI image of its main
 	# commit, a developer's clone with local changes (t/vllmrepo)
 	. "$TOP/t/vllmrepo"
@@ -25,11 +23,11 @@ if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ] && [ -f "$D/node-state
 	skip=
 	[ -n "${cached:-}" ] || skip=--skip-cache-check
 	echo " From its vllm/ subdirectory: k8shazgpu vllm run --name demo --gpus 1 --follow -- vllm bench 'a b' \"c'd\""
-	echo " (with --prefer-node $HOST, --image-repo $VR_REPO --check, and the sim's registry for the applier):"
+	echo " (with --prefer-node $HOST, --image-repo $VR_REPO --check; the applier comes in ConfigMap k8shazgpu-applier-...):"
 	t0=$(date +%s.%N)
 	(cd "$VR_DEV/vllm" && k8shazgpu -n default vllm run --name demo --gpus 1 --prefer-node "$HOST" \
 		--toleration k8shazgpu.dev/real-node --image-repo "$VR_REPO" --check \
-		--pack-image "$REG/k8shazgpu/diff-pack:$V" $skip --follow -- vllm bench 'a b' "c'd") >"$work/run.out" 2>"$work/run.err" &&
+		$skip --follow -- vllm bench 'a b' "c'd") >"$work/run.out" 2>"$work/run.err" &&
 		rc=0 || rc=$?
 	t1=$(date +%s.%N)
 	sed 's/^/   | /' "$work/run.err"
@@ -64,10 +62,10 @@ if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ] && [ -f "$D/node-state
 	echo " k8shazgpu cleanup --all: exactly what the runs created, found by labels and owner"
 	k8shazgpu -n default cleanup --all | sed 's/^/   /'
 	eventually -i 0.2 30 "what the runs created to go" \
-		is '' kc get pods,configmaps,resourceclaims -n default -l app.kubernetes.io/managed-by=k8shazgpu -o name
+		is '' kc get pods,configmaps,resourceclaims -n default -l canhazgpu.dev/run,app.kubernetes.io/managed-by=k8shazgpu -o name
 	ledger_free() { ! gpu-reserve -a "$D/redis/redis.sock" status | grep IN_USE; }
 	eventually -i 0.2 30 "the ledger to hold no GPU" ledger_free
-	echo "   left: $(kc get pods,configmaps,resourceclaims -n default -l app.kubernetes.io/managed-by=k8shazgpu -o name | wc -l) objects; the ledger:"
+	echo "   left: $(kc get pods,configmaps,resourceclaims -n default -l canhazgpu.dev/run,app.kubernetes.io/managed-by=k8shazgpu -o name | wc -l) objects of runs (the applier's ConfigMap stays for the next); the ledger:"
 	gpu-reserve -a "$D/redis/redis.sock" status | jq -r '"   GPU \(.gpu): \(.state)"'
 	[ -n "${cached:-}" ] && k8shazgpu cache remove $(sed -n 's/^cache item \([^ ]*\) added.*/\1/p' "$work/run.err") >/dev/null 2>&1
 	stop "$VR_GITSERVE_PID"

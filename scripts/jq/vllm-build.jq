@@ -4,8 +4,9 @@
 # values ({ok: false} alone: no checkout record), then ResourceClaim
 # RUN (one request "gpus" of G whole GPUs, the indexes of --gpu-ids as a
 # CEL selector), the ConfigMaps owned by it, and Pod RUN, owned by it,
-# for vllm run with the pack and its tool. The owner's uid is DRY-RUN
-# until the claim exists.
+# for vllm run with the pack and its applier (diff-pack, from the shared
+# ConfigMap $applier, mounted executable; no init container). The
+# owner's uid is DRY-RUN until the claim exists.
 def labels: {($m): "k8shazgpu", "canhazgpu.dev/run": $name, "canhazgpu.dev/workload": $w};
 def owner: [{apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim", name: $name, uid: "DRY-RUN"}];
 def bin: {name: "k8shazgpu-bin", mountPath: "/k8shazgpu/bin"};
@@ -44,7 +45,8 @@ $ARGS.positional as $pos
 		 ports: (if $portn > 0 then [{name: "vllm-api", containerPort: $portn}] else null end),
 		 startupProbe: {exec: {command: ["/bin/sh", "-c", "test -e /k8shazgpu/bin/.applied"]},
 			periodSeconds: 1, failureThreshold: 600},
-		 volumeMounts: [bin, {name: "pack", mountPath: "/k8shazgpu/pack", readOnly: true}]}
+		 volumeMounts: [bin, {name: "applier", mountPath: "/k8shazgpu/tool", readOnly: true},
+			{name: "pack", mountPath: "/k8shazgpu/pack", readOnly: true}]}
 	   else
 		{name: "main", image: $img, command: $argv,
 		 ports: (if $portn > 0 then [{name: "main", containerPort: $portn}] else null end)}
@@ -65,10 +67,9 @@ $ARGS.positional as $pos
 			[{weight: 100, preference: {matchExpressions: [{key: "kubernetes.io/hostname", operator: "In", values: [$prefer]}]}}]}}} end)
 		+ (if $tol == [] then {} else {tolerations: $tol} end)
 		+ (if $w == "vllm" then
-			{initContainers: [{name: "pack-tool", image: $packimg,
-				command: ["/diff-pack", "--install", "/k8shazgpu/bin/diff-pack"], volumeMounts: [bin]}],
-			 containers: [$main],
+			{containers: [$main],
 			 volumes: [{name: "k8shazgpu-bin", emptyDir: {}},
+				{name: "applier", configMap: {name: $applier, defaultMode: 365}},
 				{name: "pack", projected: {sources: [$cms[] | {configMap: {name: .metadata.name}}]}}]}
 		   else {containers: [$main]} end))}
   end
