@@ -110,8 +110,8 @@ wl_free_(void *p)
 	free(w->req);
 	json_decref(w->obj);
 	json_decref(w->want);
-	json_decref(w->job);
-	json_decref(w->tmpl);
+	free(w->job);
+	free(w->tmpl);
 	free(w);
 }
 
@@ -297,9 +297,9 @@ job_written(struct sqe *e, struct sqe_wl *w, const char *strategy)
 	if (w && w->state == W_FLIGHT) {
 		sqe_set_state(e, w, W_PLACED);
 		w->placed_at = e->mono;
-		json_decref(w->job);
+		free(w->job);
 		w->job = NULL;
-		json_decref(w->tmpl);
+		free(w->tmpl);
 		w->tmpl = NULL;
 	}
 }

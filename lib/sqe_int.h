@@ -59,10 +59,12 @@ struct sqe_wl {
 	int fits; /* -1 unknown; else whether an empty cluster could */
 	unsigned long fgen; /* inventory generation fits is for */
 	json_t *want;       /* the status last given to a write */
-	json_t *job;        /* W_FLIGHT, W_AGAIN: the Job being written */
-	json_t *tmpl;       /* and its claim template (dra), or NULL */
-	int again;          /* temporary failures of its Job write in a row */
-	double placed_at;   /* W_PLACED by a write of ours: when */
+	char *job;  /* W_FLIGHT, W_AGAIN: the Job being written, as compact
+		     * JSON (a tree would cost ten times its text while a
+		     * burst of writes waits) */
+	char *tmpl; /* and its claim template (dra), or NULL */
+	int again;  /* temporary failures of its Job write in a row */
+	double placed_at; /* W_PLACED by a write of ours: when */
 };
 
 struct sqe_job {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "jload.h"
 #include "jscan.h"
 #include "nodefit.h"
 #include "sqe_int.h"
@@ -352,10 +353,10 @@ placed(struct sqe *e, struct sqe_wl *w, const struct js_doc *d)
 	s = placed_status(e, w, &p, from);
 	json_decref(devs);
 	sqe_set_state(e, w, W_FLIGHT);
-	json_decref(w->job);
-	w->job = json_incref(job);
-	json_decref(w->tmpl);
-	w->tmpl = json_incref(tmpl);
+	free(w->job);
+	w->job = jb_dumps(job);
+	free(w->tmpl);
+	w->tmpl = tmpl ? jb_dumps(tmpl) : NULL;
 	w->again = 0;
 	sqe_status_set(e, w, s, tmpl, job);
 }
@@ -512,12 +513,23 @@ cmp_seq(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* tree reads back the JSON text js that the engine wrote itself. */
+static json_t *
+tree(const char *js)
+{
+	json_t *v = jl_loadb(js, strlen(js), 0, NULL);
+
+	if (!v)
+		err_die(HAZ_FAIL, "sqe: a Job kept as text does not read back");
+	return v;
+}
+
 /* rewrite gives w's Job, its template and its status to a write again. */
 static void
 rewrite(struct sqe *e, struct sqe_wl *w)
 {
 	sqe_set_state(e, w, W_FLIGHT);
-	sqe_write_apply(e, w->uid, json_incref(w->tmpl), json_incref(w->job),
+	sqe_write_apply(e, w->uid, w->tmpl ? tree(w->tmpl) : NULL, tree(w->job),
 		w->want ? sqe_status_obj(w, json_incref(w->want)) : NULL);
 }
 

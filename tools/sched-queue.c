@@ -340,7 +340,8 @@ feed_run(void *arg)
 
 struct task {
 	struct task *next;
-	json_t *rec; /* a write record of the engine's (sqe.h) */
+	char *rec; /* a write record of the engine's (sqe.h), as compact
+		    * JSON: a burst of writes waits as text, not as trees */
 };
 
 struct writer {
@@ -431,7 +432,7 @@ writer_run(void *arg)
 	struct kube_error e;
 	struct task *t;
 	struct ev *r;
-	json_t *res;
+	json_t *res, *rec;
 
 	for (;;) {
 		pthread_mutex_lock(&w->mu);
@@ -443,20 +444,23 @@ writer_run(void *arg)
 			w->tail = &w->head;
 		pthread_mutex_unlock(&w->mu);
 
+		if (!(rec = jl_loadb(t->rec, strlen(t->rec), 0, NULL)))
+			err_die(HAZ_FAIL, "a write record does not read back");
+		free(t->rec);
+		free(t);
 		r = ecalloc(1, sizeof *r);
 		r->feed = F_RESULT;
 		r->r.write = (long)json_integer_value(
-			json_object_get(t->rec, "write"));
+			json_object_get(rec, "write"));
 		r->r.ok = 1;
-		if (!(res = carry_out(w, t->rec, &r->r, &e))) {
+		if (!(res = carry_out(w, rec, &r->r, &e))) {
 			r->r.ok = 0;
 			r->r.code = e.status;
 			r->r.temporary = e.kind == KUBE_ETEMP;
 			r->msg = estrdup(e.msg);
 		}
 		json_decref(res);
-		json_decref(t->rec);
-		free(t);
+		json_decref(rec);
 		post(r);
 	}
 	return NULL;
@@ -474,7 +478,8 @@ give(void *arg, json_t *rec)
 	(void)arg;
 	w = &writers[fnv_64(FNV64_BASIS, uid, strlen(uid)) %
 		(unsigned)opt.writers];
-	t->rec = rec;
+	t->rec = jb_dumps(rec);
+	json_decref(rec);
 	pthread_mutex_lock(&w->mu);
 	*w->tail = t;
 	w->tail = &t->next;
