@@ -16,11 +16,12 @@
  * events (FailedScheduling) say why a pod waits or what annotation or
  * claim request is wrong; a Normal Scheduled event follows a binding.
  *
- * A pass runs at start, then only while a pod of ours waits for a node:
- * ~200 ms after such a pod comes or any Pod, ResourceClaim, ResourceSlice
- * or Node watch event while one waits, and every -i seconds (default 10)
- * while one does. With none waiting nothing is listed. -1 runs one pass
- * and exits. -j reads the four lists from files instead (a List
+ * With -1 one pass runs at once, and sched-bind exits. Otherwise a pass
+ * runs only while a pod of ours waits for a node (the pod watch's first
+ * list tells of those there at start): ~200 ms after such a pod comes or
+ * any Pod, ResourceClaim, ResourceSlice or Node watch event while one
+ * waits, and every -i seconds (default 10) while one does. With none
+ * waiting nothing is listed. -j reads the four lists from files instead (a List
  * object or an array each) and prints what a pass would do, writing
  * nothing: decisions, then "event" and "claim" records.
  *
@@ -652,7 +653,7 @@ int
 main(int argc, char **argv)
 {
 	struct kc_config kc;
-	int status;
+	int status = HAZ_OK;
 
 	err_init(argv[0]);
 	/* jansson draws its hash seed here, before any thread starts */
@@ -669,10 +670,11 @@ main(int argc, char **argv)
 		return HAZ_FAIL;
 	K = kube_new(&kc);
 	said = hm_new(free);
-	status = pass();
-	if (!opt.once) {
-		if (status == HAZ_TEMP)
-			err_warn("API server unreachable; trying again");
+	if (opt.once)
+		status = pass();
+	else {
+		/* the pod watch's first list says whether a pod waits: with
+		 * none, nothing is listed whole, at start or after */
 		start_watches();
 		for (;;) {
 			wait_wake(opt.interval);
