@@ -1467,7 +1467,7 @@ distinct(const struct hf_plan *p)
  * a worker takes it once per write of curl's, never while it reads,
  * hashes or waits on the network. */
 
-enum { R_TODO, R_RUNNING, R_DONE };
+enum { R_QUEUED, R_RUNNING, R_DONE };
 enum { F_WAIT, F_OPENING, F_OPEN, F_DONE };
 
 struct prange {
