@@ -186,6 +186,13 @@ k8shazgpu_dra_call_seconds_count{call="unprepare"} 1
 k8shazgpu_dra_claim_reads_total{source="cache"} 1
 k8shazgpu_dra_claim_reads_total{source="api"} 1
 EOF
+# a uid the API server's cache does not hold as claim b: read again by a
+# quorum GET before the claim is refused (two reads, one answer)
+check_output 'a claim that does not fit the cached answer is read again, then refused' \
+	"greq b 00000000-0000-0000-0000-000000000000 | unit grpc-call -j $DS $DRA/NodePrepareResources | tail -n 1 | jq -c '.claims[] | {error}' | sed \"s/\$B/UID/\"; eventually 10 test \$(grep -c '\"kind\":\"prepare\"' serve.out) -eq 3; last prepare" <<'EOF'
+{"error":"resourceclaim t9712/b was replaced: its uid is UID, not 00000000-0000-0000-0000-000000000000"}
+{"cached":0,"fetched":2,"phases":["cached","cdi","checkpoint","claim","fetched","ledger"]}
+EOF
 kill "$spid"
 wait "$spid"
 check "serve ends with status 0 on TERM" "test $? -eq 0"
