@@ -565,7 +565,7 @@ EOF
 cat >huge.yaml <<'EOF'
 nodes:
 - name: a
-  count: 3000
+  count: 9000
   gpus: 8
 EOF
 cat >many.yaml <<'EOF'
@@ -582,14 +582,14 @@ nodes:
   product: "NVIDIA\e[31mH200"
   driverVersion: "550\x85"
 EOF
-check_output 'topology: a GPU named twice in migByGPU; more than 10000 nodes or 16384 GPUs; control characters' \
+check_output 'topology: a GPU named twice in migByGPU; more than 10000 nodes or 65536 GPUs; control characters' \
 	'for f in dupgpu huge many ctl; do probe -t $f.yaml; done' <<'EOF'
 exit 1
 gpu-probe: dupgpu.yaml: node "a": migByGPU "00": no such GPU (the node has 2)
 exit 1
-gpu-probe: huge.yaml: node "a": the topology would have more than 10000 nodes or 16384 GPUs
+gpu-probe: huge.yaml: node "a": the topology would have more than 10000 nodes or 65536 GPUs
 exit 1
-gpu-probe: many.yaml: node "b": the topology would have more than 10000 nodes or 16384 GPUs
+gpu-probe: many.yaml: node "b": the topology would have more than 10000 nodes or 65536 GPUs
 exit 1
 gpu-probe: ctl.yaml: node "a": product holds a control character
 gpu-probe: ctl.yaml: node "a": driverVersion holds a control character

@@ -36,7 +36,7 @@
 #include <jansson.h>
 
 #define TOPO_MAX_NODES 10000
-#define TOPO_MAX_GPUS 16384
+#define TOPO_MAX_GPUS 65536
 
 struct topo_gpu {
 	int index;
