@@ -460,6 +460,7 @@ on_workload(struct sqe *e, char type, json_t *obj)
 	w = wl_get(e, uid, md);
 	json_decref(w->obj);
 	w->obj = json_incref(obj);
+	sqe_status_seen(w);
 	e->c.changed = 1;
 	changed = gen != w->gen || !w->req;
 	if (changed) {

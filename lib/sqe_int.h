@@ -175,6 +175,12 @@ json_t *sqe_status_obj(const struct sqe_wl *w, json_t *s);
 void sqe_status_set(struct sqe *e, struct sqe_wl *w, json_t *s, json_t *tmpl,
 	json_t *job);
 
+/* sqe_status_seen forgets the status last given to a write once w's own
+ * status (the watch's echo of that write) says the same: from then on
+ * later statuses are compared with w's, and the two copies are not both
+ * kept (a status tree is about a tenth of what a workload costs). */
+void sqe_status_seen(struct sqe_wl *w);
+
 /* sqe_status_fail ends w Failed with msg, counting it in *counter. */
 void sqe_status_fail(struct sqe *e, struct sqe_wl *w, const char *msg,
 	long *counter);

@@ -8,9 +8,14 @@
  * sqe_node, nodefit, wl), by prefix. */
 static const char *const ours[] = {"canhazgpu.dev/*", "agentaflow.gpu/*",
 	"k8shazgpu.dev/*", "app.kubernetes.io/managed-by", NULL};
+/* No engine file reads a resourceVersion (writes are applies), nor a Job's
+ * labels, generation or creation time: a workload keeps a Job of its own,
+ * so what is not kept is a tenth of what a workload costs. */
 static const char *const metadata[] = {"name", "namespace", "uid", "generation",
-	"creationTimestamp", "resourceVersion", "labels", "annotations",
-	"ownerReferences", "deletionTimestamp", NULL};
+	"creationTimestamp", "labels", "annotations", "ownerReferences",
+	"deletionTimestamp", NULL};
+static const char *const job_metadata[] = {"name", "namespace", "uid",
+	"annotations", "ownerReferences", "deletionTimestamp", NULL};
 static const char *const spec[] = {"spec", NULL};
 static const char *const conditions[] = {"conditions", NULL};
 static const char *const job_status[] = {"conditions", "ready", NULL};
@@ -32,7 +37,7 @@ sqe_skip(const char *const *path, int depth, int *keep, void *arg)
 		return feed == SQE_JOBS ? spec : NULL; /* a Job's is ours */
 	if (depth == 1 && is(path, 1, "metadata")) {
 		*keep = 1;
-		return metadata;
+		return feed == SQE_JOBS ? job_metadata : metadata;
 	}
 	if (depth == 1 && feed == SQE_NODES && is(path, 1, "status")) {
 		*keep = 1;

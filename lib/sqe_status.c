@@ -52,6 +52,16 @@ same_status(const json_t *a, const json_t *b)
 }
 
 void
+sqe_status_seen(struct sqe_wl *w)
+{
+	if (w->want &&
+		same_status(w->want, json_object_get(w->obj, "status"))) {
+		json_decref(w->want);
+		w->want = NULL;
+	}
+}
+
+void
 sqe_status_set(struct sqe *e, struct sqe_wl *w, json_t *s, json_t *tmpl,
 	json_t *job)
 {
