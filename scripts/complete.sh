@@ -212,6 +212,17 @@ complete_words() {
 		esac
 	done
 	cur=$1
+	# --option=VALUE: VALUE is completed
+	case $cur in
+	-?*=*)
+		if [ -z "$want" ] && [ $dashdash = 0 ]; then
+			f=$(complete_flag "${cur%%=*}")
+			if [ "${f%%"$TAB"*}" = 1 ]; then
+				want=${cur%%=*} wantv=${f#*"$TAB"} cur=${cur#*=}
+			fi
+		fi
+		;;
+	esac
 	{
 		if [ -n "$want" ]; then
 			complete_values "$wantv" "$want"

@@ -16,10 +16,20 @@ export KUBECONFIG HOME
 unset K8SHAZGPU_NAMESPACE K8SHAZGPU_CONTEXT K8SHAZGPU_OUTPUT K8SHAZGPU_COMPLETE_TIMEOUT
 
 # comp WORD...: COMPREPLY, one a line, for `k8shazgpu WORD...` with the
-# cursor at the end of the last word.
+# cursor at the end of the last word; COMP_WORDS split at "=" too, as
+# bash splits them (COMP_WORDBREAKS).
 comp() {
 	bash -c '. "$1"; shift
-		COMP_WORDS=("$@") COMP_CWORD=$(($# - 1)) COMP_LINE="$*" COMP_POINT=${#COMP_LINE}
+		COMP_WORDS=()
+		for a; do
+			while [[ $a == *=* ]]; do
+				[[ -z ${a%%=*} ]] || COMP_WORDS+=("${a%%=*}")
+				COMP_WORDS+=("=")
+				a=${a#*=}
+			done
+			[[ -z $a && ${COMP_WORDS[-1]} == = ]] || COMP_WORDS+=("$a")
+		done
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1)) COMP_LINE="$*" COMP_POINT=${#COMP_LINE}
 		_k8shazgpu
 		[ ${#COMPREPLY[@]} = 0 ] || printf "%s\n" "${COMPREPLY[@]}"' \
 		bash "$TOP/scripts/completion/k8shazgpu.bash" k8shazgpu "$@"
@@ -130,6 +140,19 @@ EOF
 check_output "the kubeconfig's contexts" "comp --context ''" <<'EOF'
 one
 two
+EOF
+check_output "a value after --option=, which bash replaces alone" "comp --context=" <<'EOF'
+=one
+=two
+EOF
+check_output 'a value after --option=VALUE' "comp --context=t" <<'EOF'
+two
+EOF
+check_output 'a value after -o=' "comp -o=w" <<'EOF'
+wide
+EOF
+check_output 'options with values given as --option=VALUE before' "comp --context=one -o=json hea" <<'EOF'
+health
 EOF
 mkdir -p files/sub && : >files/a.yaml && : >files/b.json
 check_output 'file names for FILE (bash sorts them to show)' "cd files && comp submit '' | LC_ALL=C sort" <<'EOF'
