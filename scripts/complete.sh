@@ -156,10 +156,17 @@ complete_values() {
 
 # complete_flag OPTION: "1 VALUE" when OPTION takes a value at this
 # point (the options anywhere and the verb's), "0" when not, nothing
-# when the usage does not name it.
+# when the usage does not name it. The long spellings of the global
+# options (cli-lib.sh's) are those of the short ones a usage names.
 complete_flag() {
-	printf '%s\n' "$cspec" | awk -F '\t' -v o="$1" -v v="$cverb" '
-		$1 == "F" && $3 == o && ($2 == "" || $2 == v) { print ($4 == "" ? 0 : 1) "\t" $4; exit }'
+	case $1 in
+	--namespace) set -- "$1" -n ;;
+	--output) set -- "$1" -o ;;
+	--all-namespaces) set -- "$1" -A ;;
+	*) set -- "$1" "$1" ;;
+	esac
+	printf '%s\n' "$cspec" | awk -F '\t' -v o="$1" -v s="$2" -v v="$cverb" '
+		$1 == "F" && ($3 == o || $3 == s) && ($2 == "" || $2 == v) { print ($4 == "" ? 0 : 1) "\t" $4; exit }'
 }
 
 # complete_words WORD... CURRENT: the candidates (the contract above).

@@ -151,6 +151,9 @@ EOF
 check_output 'a value after -o=' "comp -o=w" <<'EOF'
 wide
 EOF
+check_output "a value after --output=, the long spelling of the usage's -o" "comp --output=c" <<'EOF'
+capacity
+EOF
 check_output 'options with values given as --option=VALUE before' "comp --context=one -o=json hea" <<'EOF'
 health
 EOF
