@@ -276,4 +276,19 @@ status
 strategy
 :4
 EOF
+# kubectl itself, where installed, finds the plugin and its completion
+if command -v kubectl >/dev/null 2>&1; then
+	check_output 'kubectl hazgpu runs kubectl-hazgpu' "PATH=\$SCRATCH/d/usr/bin:\$PATH kubectl hazgpu -h | head -n 1" <<'EOF'
+usage: k8shazgpu [-n namespace | -A] [--context name] [-o json|wide|capacity] command [args]
+EOF
+	check_output "kubectl's completion of kubectl hazgpu" "PATH=\$SCRATCH/d/usr/bin:\$PATH kubectl __complete hazgpu cache pl 2>/dev/null" <<'EOF'
+plan
+:4
+EOF
+else
+	t_n=$((t_n + 1))
+	echo "ok $t_n # SKIP kubectl is not installed: kubectl hazgpu not run"
+	t_n=$((t_n + 1))
+	echo "ok $t_n # SKIP kubectl is not installed: kubectl __complete hazgpu not run"
+fi
 done_testing
