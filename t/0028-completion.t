@@ -245,11 +245,44 @@ check_output 'bash completes kubectl-hazgpu too' \
 complete -F _k8shazgpu kubectl-hazgpu
 EOF
 
+# zcomp WORD...: what _k8shazgpu gives zsh's compadd (or asks of
+# _files), then its status, for `k8shazgpu WORD...`; outside compsys,
+# compadd and _files print their arguments.
+zcomp() {
+	zsh -fc 'f=$1; shift
+		compadd() { [[ $1 == -a ]] && print -rl -- ${(P)2} }
+		_files() { print -r -- "_files${*:+ $*}" }
+		eval "_k8shazgpu() { $(<$f) }"
+		words=("$@") CURRENT=$#
+		_k8shazgpu
+		print -r -- "status $?"' zsh "$TOP/scripts/completion/_k8shazgpu" k8shazgpu "$@"
+}
 if command -v zsh >/dev/null 2>&1; then
 	check '_k8shazgpu parses in zsh' "zsh -n '$TOP/scripts/completion/_k8shazgpu'"
+	check_output 'zsh: the verbs of a group' "zcomp cache ''" <<'EOF'
+add
+remove
+update
+plan
+list
+status
+wait
+status 0
+EOF
+	check_output 'zsh: files, directories' "zcomp submit x; zcomp vllm run -C x" <<'EOF'
+_files
+status 0
+_files -/
+status 0
+EOF
+	check_output 'zsh: no namespaces from a cluster one cannot reach (status 1)' "zcomp -n ''" <<'EOF'
+status 1
+EOF
 else
-	t_n=$((t_n + 1))
-	echo "ok $t_n # SKIP zsh is not installed: _k8shazgpu not parsed"
+	for z in '_k8shazgpu parses' 'the verbs of a group' 'files, directories' 'no namespaces'; do
+		t_n=$((t_n + 1))
+		echo "ok $t_n # SKIP zsh is not installed: $z"
+	done
 fi
 
 # make install-completion, as make install runs it
