@@ -5,13 +5,15 @@
 # when a file or a directory is wanted there.
 # Sourced by scripts/k8shazgpu after its usage, groups and group_path.
 # Nothing here names a verb or an option: they are read from the usage
-# texts (k8shazgpu -h and each group's -h), so an option a group adds to
-# its usage is completed as it is. Read there:
+# texts (k8shazgpu -h; each group's -h, its --summary lines "  GROUP
+# VERB ..." and, once a verb is typed, GROUP VERB -h), so an option a
+# group adds to its usage is completed as it is. Read there:
 #   "usage: PROG [VERB] SYNOPSIS" and lines under it that begin with
 #                         blanks and "[" or "-": the options anywhere
+#                         (VERB's, where the line names one)
 #   "  VERB SYNOPSIS"    a verb (two blanks, then a lowercase word), its
 #                         options, literal words and PLACEHOLDERS
-#   "  -x VALUE  ..."    options anywhere
+#   "  -x, --long VALUE  ..."    options (-x the same as --long)
 # where SYNOPSIS ends at two blanks (the description follows). An option
 # takes a value when a word that is no option follows it inside its
 # brackets ([-d 30m]) or without brackets (--gpus G). Values and
@@ -24,57 +26,91 @@
 # reached gives nothing, in about that long.
 # shellcheck shell=sh disable=SC2154
 
-# complete_spec: the usage text on stdin as records, TAB-separated:
-#   V VERB | F OWNER OPTION VALUE | S OWNER WORD OPTIONAL | A OWNER PLACEHOLDER WORDS
+# complete_spec [VERB]: the usage text on stdin as records, TAB-separated:
+#   V VERB | F OWNER OPTION VALUE | L OWNER OPTION ALIAS
+#   | S OWNER WORD OPTIONAL | A OWNER PLACEHOLDER WORDS
 # OWNER is the verb ("" anywhere); VALUE is "" (none) or "?" (unnamed);
-# WORDS are the literal words (|-joined) on the placeholder's line.
+# WORDS are the literal words (|-joined) before the placeholder. A usage
+# line that names a verb ("usage: PROG VERB ...") owns the options under
+# it. With VERB, the text is VERB's own usage (GROUP VERB -h): every
+# record is VERB's.
 complete_spec() {
-	awk '
+	awk -v own="${1:-}" '
 	function strip(s) {
 		sub(/^[[(]+/, "", s)
 		while (s ~ /[]),.]$/) s = substr(s, 1, length(s) - 1)
 		return s
 	}
-	function synopsis(s, owner,   n, t, i, raw, tok, val, k, alt, words, na) {
+	# flags(owner, val): the options waiting in pend, all of value val
+	function flags(owner, val,   k, p, i) {
+		k = split(pend, p, " ")
+		for (i = 1; i <= k; i++) printf "F\t%s\t%s\t%s\n", owner, p[i], val
+		for (i = 2; i <= k; i++) printf "L\t%s\t%s\t%s\n", owner, p[1], p[i]
+		pend = ""
+	}
+	function placeholders(owner,   i) {
+		for (i = 1; i <= na; i++) printf "A\t%s\t%s\t%s\n", owner, ph[i], words
+		na = 0
+		words = ""
+	}
+	function synopsis(s, owner,   n, t, i, raw, tok, val, k, alt, j) {
 		n = split(s, t, " ")
 		words = ""
 		na = 0
+		pend = ""
 		for (i = 1; i <= n; i++) {
 			raw = t[i]
 			tok = strip(raw)
 			if (tok == "--") break
-			if (tok ~ /^--?[A-Za-z][A-Za-z0-9-]*$/) {
+			if (raw == "|") {
+				flags(owner, "")
+				placeholders(owner)
+			} else if (tok ~ /^--?[A-Za-z][A-Za-z0-9-]*$/) {
+				pend = pend " " tok
+				# "-g, --gpus N": -g is --gpus
+				if (raw ~ /,$/ && i < n && t[i + 1] ~ /^--?[A-Za-z]/) continue
 				val = ""
 				if (raw !~ /[]),]$/ && i < n && t[i + 1] !~ /^[-[(|]/) {
 					val = strip(t[++i])
 					if (val == "") val = "?"
 				}
-				printf "F\t%s\t%s\t%s\n", owner, tok, val
+				flags(owner, val)
 			} else if (owner != "" && tok ~ /^[a-z][a-z0-9|-]*$/ && tok !~ /^(options|args|arg|command)$/) {
+				flags(owner, "")
 				k = split(tok, alt, "|")
 				for (j = 1; j <= k; j++) printf "S\t%s\t%s\t%s\n", owner, alt[j], (raw ~ /^\[/ ? 1 : 0)
 				words = words (words == "" ? "" : "|") tok
 			} else if (tok ~ /^[A-Z]/) {
+				flags(owner, "")
 				sub(/[^A-Z_].*/, "", tok)
 				ph[++na] = tok
 			}
 		}
-		for (i = 1; i <= na; i++) printf "A\t%s\t%s\t%s\n", owner, ph[i], words
+		flags(owner, "")
+		placeholders(owner)
 	}
 	/^usage: / {
 		s = substr($0, 8)
-		sub(/^[^ ]+ */, "", s)
-		if (s ~ /^[a-z][a-z0-9-]*( |$)/) {
-			v = s
-			sub(/ .*/, "", v)
-			print "V\t" v
+		if (own != "") {
+			# the words up to VERB are the command
+			while (s != "" && s !~ ("^" own "( |$)")) sub(/^[^ ]+ */, "", s)
 			sub(/^[^ ]+ */, "", s)
+			base = own
+		} else {
+			sub(/^[^ ]+ */, "", s)
+			base = ""
+			if (s ~ /^[a-z][a-z0-9-]*( |$)/) {
+				base = s
+				sub(/ .*/, "", base)
+				print "V\t" base
+				sub(/^[^ ]+ */, "", s)
+			}
 		}
-		owner = ""
-		synopsis(s, "")
+		owner = base
+		synopsis(s, owner)
 		next
 	}
-	/^  [a-z]/ {
+	/^  [a-z]/ && own == "" {
 		s = substr($0, 3)
 		owner = s
 		sub(/ .*/, "", owner)
@@ -87,8 +123,8 @@ complete_spec() {
 	/^  -/ {
 		s = substr($0, 3)
 		sub(/  .*/, "", s)
-		owner = ""
-		synopsis(s, "")
+		owner = base
+		synopsis(s, owner)
 		next
 	}
 	/^   +[[-]/ {
@@ -156,8 +192,10 @@ complete_values() {
 
 # complete_flag OPTION: "1 VALUE" when OPTION takes a value at this
 # point (the options anywhere and the verb's), "0" when not, nothing
-# when the usage does not name it. The long spellings of the global
-# options (cli-lib.sh's) are those of the short ones a usage names.
+# when the usage does not name it. VALUE is the first the usage gives
+# OPTION or an alias (-p, --provider), an a|b|c one rather than a name.
+# The long spellings of the global options (cli-lib.sh's) are those of
+# the short ones a usage names.
 complete_flag() {
 	case $1 in
 	--namespace) set -- "$1" -n ;;
@@ -166,7 +204,20 @@ complete_flag() {
 	*) set -- "$1" "$1" ;;
 	esac
 	printf '%s\n' "$cspec" | awk -F '\t' -v o="$1" -v s="$2" -v v="$cverb" '
-		$1 == "F" && ($3 == o || $3 == s) && ($2 == "" || $2 == v) { print ($4 == "" ? 0 : 1) "\t" $4; exit }'
+		$2 != "" && $2 != v { next }
+		$1 == "L" && ($3 == o || $3 == s) { al[$4] = 1 }
+		$1 == "L" && ($4 == o || $4 == s) { al[$3] = 1 }
+		$1 == "F" { n++; fo[n] = $3; fv[n] = $4 }
+		END {
+			al[o] = 1
+			al[s] = 1
+			for (i = 1; i <= n; i++) {
+				if (!(fo[i] in al)) continue
+				if (!found) { best = fv[i]; found = 1 }
+				else if (best != "" && best !~ /[|]/ && fv[i] ~ /[|]/) best = fv[i]
+			}
+			if (found) print (best == "" ? 0 : 1) "\t" best
+		}'
 }
 
 # complete_words WORD... CURRENT: the candidates (the contract above).
@@ -206,10 +257,19 @@ complete_words() {
 		*)
 			if [ -z "$cverb" ] && printf '%s\n' "$cspec" | grep -q '^V'; then
 				if [ -z "$cgroup" ] && g=$(group_path "$w") && [ -n "$g" ]; then
+					# the group's usage, and the verbs of its summary
 					cgroup=$w
-					cspec=$("$g" -h 2>/dev/null | complete_spec)
+					cspec=$(
+						"$g" -h 2>/dev/null | complete_spec
+						"$g" --summary 2>/dev/null | awk -v g="$w" '$1 == g && $2 ~ /^[a-z][a-z0-9-]*$/ { print "V\t" $2 }'
+					)
 				else
 					cverb=$w
+					# a group's verb: its own usage too (GROUP VERB -h)
+					if [ -n "$cgroup" ] && printf '%s\n' "$cspec" | grep -qx "V$TAB$w" &&
+						vh=$("$g" "$w" -h 2>/dev/null) && [ "${vh#usage: }" != "$vh" ]; then
+						cspec=$(printf '%s\n%s\n' "$cspec" "$(printf '%s\n' "$vh" | complete_spec "$w")")
+					fi
 				fi
 			else
 				npos=$((npos + 1))

@@ -92,6 +92,14 @@ check_output "a verb's options, after the group's own" "comp host reserve -" <<'
 --nonblock
 -w
 -s
+--gpus
+--gpu-ids
+--duration
+--note
+--user
+--force
+--wait
+--short
 EOF
 check_output "a verb's options after an option with a value" "comp host status -j -" <<'EOF'
 --redis-host
@@ -103,6 +111,11 @@ check_output "a verb's options after an option with a value" "comp host status -
 -j
 -s
 --no-color
+--json
+--summary
+EOF
+check_output "a verb's option's value, named in the verb's own usage (host admin -h)" "comp host admin --provider a" <<'EOF'
+amd
 EOF
 check_output 'the words a verb takes first' "comp cache update ''" <<'EOF'
 image
@@ -169,10 +182,23 @@ EOF
 
 # a group added on PATH is completed from its usage alone
 mkdir bin
+# (a verb its summary names, with a usage of its own)
 cat >bin/k8shazgpu-t0028 <<'EOF'
 #!/bin/sh
 # k8shazgpu-group: 99
-[ "${1-}" != --summary ] || { echo '  t0028 VERB ...          a test group'; exit 0; }
+case ${1-} in
+--summary)
+	echo '  t0028 VERB ...          a test group'
+	echo '  t0028 extra [--deep]    more'
+	exit 0 ;;
+extra)
+	cat <<'USAGE'
+usage: k8shazgpu-t0028 extra [options]
+  -z, --zone a|b        the zone
+      --deep            deeper
+USAGE
+	exit 0 ;;
+esac
 cat <<'USAGE'
 usage: k8shazgpu-t0028 [-n namespace] [--level low|high] verb
   show WORKLOAD [--watch] [--format yaml|json]
@@ -181,9 +207,23 @@ usage: k8shazgpu-t0028 [-n namespace] [--level low|high] verb
 USAGE
 EOF
 chmod +x bin/k8shazgpu-t0028
-check_output 'the verbs of a group on PATH' "PATH=\$SCRATCH/bin:\$PATH comp t0028 ''" <<'EOF'
+check_output 'the verbs of a group on PATH, and of its summary' "PATH=\$SCRATCH/bin:\$PATH comp t0028 ''" <<'EOF'
 show
 drop
+extra
+EOF
+check_output "a verb's options from its own usage, -z as --zone" "PATH=\$SCRATCH/bin:\$PATH comp t0028 extra -" <<'EOF'
+-n
+--level
+-z
+--zone
+--deep
+EOF
+check_output 'their values' "PATH=\$SCRATCH/bin:\$PATH comp t0028 extra -z ''; PATH=\$SCRATCH/bin:\$PATH comp t0028 extra --zone=" <<'EOF'
+a
+b
+=a
+=b
 EOF
 check_output 'its options' "PATH=\$SCRATCH/bin:\$PATH comp t0028 show -" <<'EOF'
 -n
