@@ -17,6 +17,8 @@ BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 LIBEXECDIR ?= $(PREFIX)/libexec/k8shazgpu
 DATADIR ?= $(PREFIX)/share/k8shazgpu
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
 
 CC ?= cc
 PKG_CONFIG ?= pkg-config
@@ -240,7 +242,7 @@ gpu-check-bundle: all
 format:
 	clang-format -i lib/*.[ch] tools/*.c tools/*/*.[ch] t/unit/*.c t/fuzz/*.[ch] bench/*.c
 
-install: all
+install: all install-completion
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)
 	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)
@@ -257,7 +259,19 @@ install: all
 		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
 	cp -R manifests overlays $(DESTDIR)$(DATADIR)/
 
+# the bash and zsh completions, the engine they share (k8shazgpu
+# __complete) and the kubectl plugin kubectl-hazgpu with its completion
+install-completion:
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	install -m 644 scripts/complete.sh $(DESTDIR)$(LIBEXECDIR)
+	install -m 755 scripts/kubectl_complete-hazgpu $(DESTDIR)$(BINDIR)
+	ln -sf k8shazgpu $(DESTDIR)$(BINDIR)/kubectl-hazgpu
+	install -m 644 scripts/completion/k8shazgpu.bash $(DESTDIR)$(BASHCOMPDIR)/k8shazgpu
+	ln -sf k8shazgpu $(DESTDIR)$(BASHCOMPDIR)/kubectl-hazgpu
+	install -m 644 scripts/completion/_k8shazgpu $(DESTDIR)$(ZSHCOMPDIR)/_k8shazgpu
+
 clean:
 	rm -rf build build-san
 
-.PHONY: all deps test test-unit demo bench format install clean gpu-check-bundle
+.PHONY: all deps test test-unit demo bench format install install-completion clean gpu-check-bundle
