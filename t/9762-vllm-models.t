@@ -155,18 +155,20 @@ exit 2
 k8shazgpu vllm run: vllm serve "../t9762": not a Hugging Face model id (NAME or ORG/NAME) nor a local path (/... or ./...)
 EOF
 
-# ---- a model no hub serves: the node cache fails it; so does the run,
-# before any claim
+# ---- a model no hub serves (its id too long for an item name as it
+# is): the node cache fails it; so does the run, before any claim
 gone 120 "run cached" objects
-(cd "$VR_DEV" && st vllm_run --name nowhere -- vllm serve t9762/nowhere) >nowhere.out
+NOWHERE=t9762/nowhere-$(printf 'xxxxxxxxxx%.0s' 1 2 3 4 5)
+NOWHERE_ITEM=t9762-nowhere-xxxxxxxxxxxxxxxxxxxxxxxxxxx-$(printf '%s' "$NOWHERE" | sha256sum | cut -c1-8)
+(cd "$VR_DEV" && st vllm_run --name nowhere -- vllm serve "$NOWHERE") >nowhere.out
 cp "$SCRATCH/st.err" nowhere.err
-WHY=$(k get "$NCS" "$HOST" -o json | jq -r '.status.items[] | select(.name == "t9762-nowhere") | "\(.reason): \(.message)"')
-check_output 'vllm serve t9762/nowhere: the model added to the plan, the node'"'"'s reason, exit 1; no claim, no pod' \
-	'grep -v "^cache item .* is already in the plan\$\|vllm-checkout\|-vllm" nowhere.out; objects' <<EOF
+WHY=$(k get "$NCS" "$HOST" -o json | jq -r --arg n "$NOWHERE_ITEM" '.status.items[] | select(.name == $n) | "\(.reason): \(.message)"')
+check_output 'vllm serve ORG/NAME of no hub: the model added to the plan (its name cut, with a hash), the node'"'"'s reason, exit 1; no claim, no pod' \
+	'grep -v "vllm-checkout\|-vllm" nowhere.out; objects' <<EOF
 exit 1
-cache item t9762-nowhere added (model t9762/nowhere)
-k8shazgpu vllm run: waiting for a node's cache to hold t9762/nowhere
-k8shazgpu vllm run: model t9762/nowhere on node $HOST: $WHY
+cache item $NOWHERE_ITEM added (model $NOWHERE)
+k8shazgpu vllm run: waiting for a node's cache to hold $NOWHERE
+k8shazgpu vllm run: model $NOWHERE on node $HOST: $WHY
 k8shazgpu vllm run: the model is not cached and cannot be: no GPU was claimed
 EOF
 check 'the reason is the node cache'"'"'s, not empty' '[ -n "$(printf "%s" "$WHY" | sed "s/^: //")" ]'
