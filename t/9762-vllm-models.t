@@ -5,9 +5,10 @@
 # cache by cache-sync as the node agent runs it (the same directory,
 # socket and items; the agent's own loop knows no such hub) and then in
 # the CachePlan, pinned to its commit: `vllm run --follow` with
-# `--model ORG/NAME` waits for it, runs on the node that holds it, and
-# the pod, the hub stopped, reads the model's config.json from
-# HF_HUB_CACHE (the node's hub cache, read-only) with HF_HUB_OFFLINE=1.
+# `--model ORG/NAME` waits for it, runs on the node that holds it (up to
+# 10 minutes for a GPU of the shared node), and the pod, the hub
+# stopped, reads the model's config.json from HF_HUB_CACHE (the node's
+# hub cache, read-only) with HF_HUB_OFFLINE=1.
 # A model id that is none is refused (2) with nothing made; a model the
 # node cache cannot fetch (no hub answers for it) fails the run with the
 # reason the node reports, before any ResourceClaim exists. The plan
@@ -123,7 +124,7 @@ READ='d=$HF_HUB_CACHE/models--t9762--tiny/snapshots/$4
 sha256sum <"$d/config.json" | cut -d" " -f1
 echo "HF_HUB_OFFLINE=$HF_HUB_OFFLINE"
 touch "$HF_HUB_CACHE/x" 2>/dev/null && echo writable || echo read-only'
-(cd "$VR_DEV" && vllm_run --name cached --follow -- sh -c "$READ" sh --model t9762/tiny --revision "$COMMIT") \
+(cd "$VR_DEV" && vllm_run --name cached --timeout 600 --follow -- sh -c "$READ" sh --model t9762/tiny --revision "$COMMIT") \
 	>cached.out 2>cached.err
 echo $? >cached.rc
 check_output 'vllm run --follow -- ... --model t9762/tiny: exit 0; the pod read config.json offline, from the read-only hub cache' \
