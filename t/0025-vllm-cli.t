@@ -62,6 +62,7 @@ check_output 'vllm run: the claim: 2 GPUs by index, the annotations, the labels'
       "canhazgpu.dev/head": "2222222222222222222222222222222222222222",
       "canhazgpu.dev/image": "$IMG",
       "canhazgpu.dev/image-name": "vllm-checkout-11111111",
+      "canhazgpu.dev/models": "facebook/opt-125m",
       "canhazgpu.dev/pack-sha256": "ab12",
       "canhazgpu.dev/port": "8080",
       "canhazgpu.dev/repo-name": "alice-vllm",
@@ -113,7 +114,7 @@ check_output 'vllm run: the ConfigMaps as diff-pack made them, owned by the clai
 2
 EOF
 check_output 'vllm run: the pod: the applier ConfigMap mounted, wrapper, argv kept as given, port, mounts' \
-	"dry -- vllm serve 'a b' '\$HOME' '' | sed -n 4p | jq -S ." <<EOF
+	"dry -- vllm serve ./m 'a b' '\$HOME' '' | sed -n 4p | jq -S ." <<EOF
 {
   "apiVersion": "v1",
   "kind": "Pod",
@@ -140,6 +141,7 @@ check_output 'vllm run: the pod: the applier ConfigMap mounted, wrapper, argv ke
         "args": [
           "vllm",
           "serve",
+          "./m",
           "a b",
           "\$HOME",
           ""
@@ -281,6 +283,62 @@ pinned mine
 EOF
 check_output 'what diff-pack says of the pack goes to stderr' 'vr --name demo --dry-run 2>&1 >/dev/null' <<EOF
 pack: 2 put, 1 links, 1 deleted, 10 bytes over 111111111111 (refs/remotes/upstream/main); image $IMG
+EOF
+
+# ---------------------------------------------------------------- vllm run: the models
+
+# pod_hub: what the pod has of the hub cache: its env, the mount, the
+# volume, the affinity
+pod_hub() { jq -c 'select(.kind == "Pod") | [.spec.containers[0].env, [.spec.containers[0].volumeMounts[] | select(.name == "hub")],
+	[.spec.volumes[] | select(.name == "hub")], .spec.affinity]'; }
+models_ann() { jq -r 'select(.kind == "ResourceClaim") | .metadata.annotations["canhazgpu.dev/models"] // "-"'; }
+check_output 'the models a command names: vllm serve MODEL, --model V, --model=V, --tokenizer; each once; local paths left alone' \
+	'dry -- vllm serve org/a --tokenizer org/t --model=b --served-model-name x org/a | models_ann
+	 dry -- /opt/venv/bin/vllm serve ./here --tokenizer=/models/t | models_ann
+	 dry -- python3 -m vllm.entrypoints.openai.api_server --model org/c | models_ann
+	 dry -- vllm serve --model org/d | models_ann
+	 dry -- vllm bench serve x | models_ann' <<'EOF'
+org/a org/t b
+-
+org/c
+org/d
+-
+EOF
+check_output 'a model named: the nodes'"'"' hub cache mounted read-only, HF_HUB_CACHE on it; not offline nor placed yet (a dry run reads no cache)' \
+	'dry -- vllm serve org/a | pod_hub' <<'EOF'
+[[{"name":"HF_HUB_CACHE","value":"/k8shazgpu/hub"}],[{"name":"hub","mountPath":"/k8shazgpu/hub","readOnly":true}],[{"name":"hub","hostPath":{"path":"/var/lib/canhazgpu-cache/hub_cache","type":"Directory"}}],null]
+EOF
+check_output '--hub-cache DIR (and K8SHAZGPU_HUB_CACHE) name the host path; no model or --skip-cache-check: no hub cache' \
+	'dry --hub-cache /srv/hub -- vllm serve org/a | pod_hub; K8SHAZGPU_HUB_CACHE=/h dry -- vllm serve org/a | pod_hub
+	 dry -- vllm serve ./m | pod_hub; dry --skip-cache-check -- vllm serve org/a | pod_hub' <<'EOF'
+[[{"name":"HF_HUB_CACHE","value":"/k8shazgpu/hub"}],[{"name":"hub","mountPath":"/k8shazgpu/hub","readOnly":true}],[{"name":"hub","hostPath":{"path":"/srv/hub","type":"Directory"}}],null]
+[[{"name":"HF_HUB_CACHE","value":"/k8shazgpu/hub"}],[{"name":"hub","mountPath":"/k8shazgpu/hub","readOnly":true}],[{"name":"hub","hostPath":{"path":"/h","type":"Directory"}}],null]
+[null,[],[],null]
+[null,[],[],null]
+EOF
+# bad CMD...: vllm run (not a dry run) of that command, and whether
+# diff-pack ran (it must not: nothing is packed, asked or made)
+bad() { rm -f dp.args; st vr --name demo "$@"; [ ! -e dp.args ] || echo "diff-pack ran"; }
+check_output 'a model that is no model id: exit 2, the argument named, nothing done' '
+	bad -- vllm serve ../x; bad -- vllm serve --model http://hub/org/m; bad -- vllm serve org/a --tokenizer=
+	bad -- vllm serve "$(printf "a\tb")"; bad -- vllm serve org/a/b; bad -- vllm serve a--b; bad -- vllm serve --model=~/m
+	bad --hub-cache hub -- vllm serve org/a' <<'EOF'
+exit 2
+k8shazgpu vllm run: vllm serve "../x": not a Hugging Face model id (NAME or ORG/NAME) nor a local path (/... or ./...)
+exit 2
+k8shazgpu vllm run: --model "http://hub/org/m": not a Hugging Face model id (NAME or ORG/NAME) nor a local path (/... or ./...)
+exit 2
+k8shazgpu vllm run: --tokenizer "": not a Hugging Face model id (NAME or ORG/NAME) nor a local path (/... or ./...)
+exit 2
+k8shazgpu vllm run: vllm serve "a\tb": not a Hugging Face model id (NAME or ORG/NAME) nor a local path (/... or ./...)
+exit 2
+k8shazgpu vllm run: vllm serve "org/a/b": not a Hugging Face model id (NAME or ORG/NAME) nor a local path (/... or ./...)
+exit 2
+k8shazgpu vllm run: vllm serve "a--b": not a Hugging Face model id (NAME or ORG/NAME) nor a local path (/... or ./...)
+exit 2
+k8shazgpu vllm run: --model "~/m": not a Hugging Face model id (NAME or ORG/NAME) nor a local path (/... or ./...)
+exit 2
+k8shazgpu vllm run: --hub-cache "hub": an absolute path on the nodes
 EOF
 
 # ---------------------------------------------------------------- diff-pack failing

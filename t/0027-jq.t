@@ -581,6 +581,50 @@ check_output 'sim-topology.jq: a topology to bare KWOK nodes' 'cd c21 && jq -L "
 {"apiVersion":"v1","kind":"Node","metadata":{"name":"s","labels":{"zone":"a","type":"kwok","kubernetes.io/hostname":"s","kubernetes.io/os":"linux","kubernetes.io/arch":"amd64"},"annotations":{"x":"y","kwok.x-k8s.io/node":"fake"}},"spec":{"taints":[{"key":"kwok.x-k8s.io/node","value":"fake","effect":"NoSchedule"}]},"status":{"capacity":{"cpu":"64","memory":"128Gi","pods":"50"},"allocatable":{"cpu":"64","memory":"128Gi","pods":"50"}}}
 EOF
 
+# vllm-models.jq
+check_output 'vllm-models.jq: the models of vllm serve, --model and --tokenizer (both spellings), each once; local paths left; the first bad word' 'jq -n -r -f "$J/vllm-models.jq" --args -- vllm serve org/a --tokenizer=org/t --model b --tokenizer ./t org/a --model=org/a
+	 jq -n -r -f "$J/vllm-models.jq" --args -- /opt/venv/bin/vllm serve /models/m --model ../x --tokenizer http://h/t
+	 jq -n -r -f "$J/vllm-models.jq" --args -- vllm serve --port 1 sh -c "vllm serve org/x" --model' <<'EOF'
+["org/a","org/t","b"]
+
+[]
+--model "../x": not a Hugging Face model id (NAME or ORG/NAME) nor a local path (/... or ./...)
+[]
+
+EOF
+
+# vllm-models-ready.jq
+mkdir c22
+cat >c22/plan <<'EOF'
+{"spec":{"items":[{"name":"org-m","type":"models","models":{"repoId":"org/m"}},{"name":"org-t","type":"models","models":{"repoId":"org/t"}},{"name":"img","type":"image","image":{"ref":"r/i:1"}}]}}
+EOF
+cat >c22/ncs <<'EOF'
+{"metadata":{"name":"a"},"status":{"nodeName":"a","items":[{"name":"org-m","phase":"ready"},{"name":"org-t","phase":"pulling"}]}}
+{"metadata":{"name":"b"},"status":{"nodeName":"b","items":[{"name":"org-m","phase":"failed","reason":"NotFound","message":"repository org/m not found"},{"name":"org-t","phase":"ready"}]}}
+{"metadata":{"name":"c"},"status":{"nodeName":"c","items":[{"name":"org-m","phase":"ready"}]}}
+{"metadata":{"name":"gone"},"status":{"items":[{"name":"org-m","phase":"ready"}]}}
+EOF
+cat >c22/nodes <<'EOF'
+{"metadata":{"name":"a"}}
+{"metadata":{"name":"b"}}
+{"metadata":{"name":"c"}}
+EOF
+# ready IDS [ONLY]: the program's answer
+cat >c22/ready <<'EOF'
+jq -n -r --argjson ids "$1" --arg only "${2-}" --slurpfile plan plan --slurpfile ncs ncs --slurpfile nodes nodes -f "$J/vllm-models-ready.jq"
+EOF
+check_output 'vllm-models-ready.jq: the nodes holding every model; failed on every node in scope (with the reasons); pending, and why' 'cd c22 &&
+	sh ready "[\"org/m\"]"; sh ready "[\"org/m\"]" b; sh ready "[\"org/m\",\"org/t\"]"; sh ready "[\"org/m\",\"org/t\"]" a
+	sh ready "[\"org/x\"]" c; sh ready "[\"org/m\"]" gone; sh ready "[\"org/t\"]" b' <<'EOF'
+ready a c
+failed model org/m on node b: NotFound: repository org/m not found
+pending org/t on a: pulling, org/m on b: failed, org/t on c: not reported
+pending org/t on a: pulling
+pending org/x on c: not reported
+pending node gone reports no cache status
+ready b
+EOF
+
 check 'every program of scripts/jq has its fixture here' \
 	'for f in "$J"/*.jq; do n=$(basename "$f" .jq); grep -q "J/$n\.jq\|include \"$n\"" "$TOP/t/0027-jq.t" || { echo "$n: no fixture"; exit 1; }; done'
 check 'no script evaluates what jq prints' '! grep -n "eval.*jq" "$TOP"/scripts/*'

@@ -46,6 +46,10 @@ if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ] && [ -f "$D/node-state
 	echo " The claim records what ran (annotations):"
 	kc get resourceclaim -n default demo -o json | jq -r '.metadata.annotations | to_entries[]
 		| select(.key | test("image$|base$|head$|pack-sha256$|cmd$")) | "   \(.key)=\(.value)"'
+	echo " This command named no model. One that does (vllm serve ORG/NAME, --model, --tokenizer) has each"
+	echo " model put in the cache plan and waited for until a node holds it, and runs there, reading the node's"
+	echo " hub cache read-only with HF_HUB_CACHE and HF_HUB_OFFLINE=1: a cached model is never downloaded again."
+	echo " A model the cache cannot fetch fails the run, with the node's reason, before a GPU is claimed."
 	echo " k8shazgpu run --gpu-ids 1,3 -- a pod asking for GPUs 1 and 3 by index; it prints what it was given:"
 	k8shazgpu -n default run --name ids --image k8s.io/busybox:local --gpu-ids 1,3 --prefer-node "$HOST" \
 		--toleration k8shazgpu.dev/real-node -- sh -c 'echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES; sleep 600' >/dev/null 2>"$work/ids.err" ||

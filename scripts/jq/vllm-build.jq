@@ -7,10 +7,17 @@
 # for vllm run with the pack and its applier (diff-pack, from the shared
 # ConfigMap $applier, mounted executable; no init container). The
 # owner's uid is DRY-RUN until the claim exists.
+# Optional, for vllm run: $models (a JSON array of model ids) and $hub
+# (the node's hub cache, a host path): when both are given, the pod
+# mounts $hub read-only at /k8shazgpu/hub, HF_HUB_CACHE names it, and the
+# claim's annotation canhazgpu.dev/models lists the models.
 def labels: {($m): "k8shazgpu", "canhazgpu.dev/run": $name, "canhazgpu.dev/workload": $w};
 def owner: [{apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim", name: $name, uid: "DRY-RUN"}];
 def bin: {name: "k8shazgpu-bin", mountPath: "/k8shazgpu/bin"};
-$ARGS.positional as $pos
+($ARGS.named.models // []) as $models
+| ($ARGS.named.hub // "") as $hub
+| ($models != [] and $hub != "") as $use_hub
+|$ARGS.positional as $pos
 | [range(0; $nt) as $i | $pos[$i * 4 : $i * 4 + 4] | {key: .[0], operator: (if .[1] == "" then "Exists" else "Equal" end)}
 	+ (if .[1] == "" then {} else {value: .[2]} end) + (if .[3] == "" then {} else {effect: .[3]} end)] as $tol
 | (if $has_argv == 1 then $pos[$nt * 4 :] else null end) as $argv
@@ -37,7 +44,8 @@ $ARGS.positional as $pos
 	    "canhazgpu.dev/port": (if $port == "0" then "" else $port end),
 	    "canhazgpu.dev/prefer-node": $prefer, "canhazgpu.dev/gpu-ids": $ids}
 	   + (if $w == "vllm" then {"canhazgpu.dev/base": $rec.base, "canhazgpu.dev/head": $rec.head,
-		"canhazgpu.dev/pack-sha256": $rec.pack_sha256, "canhazgpu.dev/image-name": $iname, "canhazgpu.dev/repo-name": $rname}
+		"canhazgpu.dev/pack-sha256": $rec.pack_sha256, "canhazgpu.dev/image-name": $iname, "canhazgpu.dev/repo-name": $rname,
+		"canhazgpu.dev/models": ($models | join(" "))}
 	      else {} end)
 	   | with_entries(select(.value != ""))) as $ann
 	| (if $w == "vllm" then
@@ -45,8 +53,10 @@ $ARGS.positional as $pos
 		 ports: (if $portn > 0 then [{name: "vllm-api", containerPort: $portn}] else null end),
 		 startupProbe: {exec: {command: ["/bin/sh", "-c", "test -e /k8shazgpu/bin/.applied"]},
 			periodSeconds: 1, failureThreshold: 600},
-		 volumeMounts: [bin, {name: "applier", mountPath: "/k8shazgpu/tool", readOnly: true},
-			{name: "pack", mountPath: "/k8shazgpu/pack", readOnly: true}]}
+		 volumeMounts: ([bin, {name: "applier", mountPath: "/k8shazgpu/tool", readOnly: true},
+			{name: "pack", mountPath: "/k8shazgpu/pack", readOnly: true}]
+			+ (if $use_hub then [{name: "hub", mountPath: "/k8shazgpu/hub", readOnly: true}] else [] end)),
+		 env: (if $use_hub then [{name: "HF_HUB_CACHE", value: "/k8shazgpu/hub"}] else null end)}
 	   else
 		{name: "main", image: $img, command: $argv,
 		 ports: (if $portn > 0 then [{name: "main", containerPort: $portn}] else null end)}
@@ -68,8 +78,9 @@ $ARGS.positional as $pos
 		+ (if $tol == [] then {} else {tolerations: $tol} end)
 		+ (if $w == "vllm" then
 			{containers: [$main],
-			 volumes: [{name: "k8shazgpu-bin", emptyDir: {}},
+			 volumes: ([{name: "k8shazgpu-bin", emptyDir: {}},
 				{name: "applier", configMap: {name: $applier, defaultMode: 365}},
-				{name: "pack", projected: {sources: [$cms[] | {configMap: {name: .metadata.name}}]}}]}
+				{name: "pack", projected: {sources: [$cms[] | {configMap: {name: .metadata.name}}]}}]
+				+ (if $use_hub then [{name: "hub", hostPath: {path: $hub, type: "Directory"}}] else [] end))}
 		   else {containers: [$main]} end))}
   end
