@@ -508,6 +508,11 @@ exit 7
     diff-pack: pack: refused, as diff-pack -u would refuse it
 k8shazgpu vllm run: evil.json.pack: the pod would refuse this pack (above): not replayed
 EOF
+jq -c '.image = null' real.json >notag.json && sign notag.json && cp real.json.pack notag.json.pack
+check_output '--replay F of a run whose image digest was not known: 1' 'st vr --replay notag.json --dry-run' <<'EOF'
+exit 1
+k8shazgpu vllm run: notag.json: its image's digest was not known (it ran without --check or --save): it cannot be replayed exactly
+EOF
 check_output '--replay fixes what ran: other options refused (2)' \
 	'for o in "--gpus 2" "--port 1" "--image x@sha256:'"$D64"'" "--toleration k" "-C /src" "--check" "-- sh"; do
 	 st vr --replay real.json --dry-run $o | sed -n 2p; done' <<'EOF'

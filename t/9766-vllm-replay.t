@@ -135,6 +135,11 @@ check_output '--replay of a run whose pack ConfigMap is gone: 1, named, nothing 
 exit 1
 k8shazgpu vllm run: run first: configmap first-pack-0 of its pack is gone: not replayed
 EOF
+check_output '--replay of a run not in the namespace: 1, nothing created' \
+	"st vllm -n $NS2 --replay first --name nosuch; left_of $NS2 nosuch" <<EOF
+exit 1
+k8shazgpu vllm run: run first: no claim first in namespace $NS2
+EOF
 jq '.gpus = 2' first.json >edited.json && cp first.json.pack edited.json.pack
 check_output 'a provenance file edited by hand: 5, named, nothing created' \
 	"st vllm -n $NS2 --replay $SCRATCH/edited.json --name edited; left_of $NS2 edited" <<EOF
