@@ -513,6 +513,12 @@ check_output '--replay F of a run whose image digest was not known: 1' 'st vr --
 exit 1
 k8shazgpu vllm run: notag.json: its image's digest was not known (it ran without --check or --save): it cannot be replayed exactly
 EOF
+jq -c '.binaryData["../x"] = "eA=="' real.json.pack >keyed.json.pack && cp real.json keyed.json
+check_output '--replay F whose ConfigMap holds a key other than index.json, pack.NNN: 5' \
+	'st vr --replay keyed.json --dry-run' <<'EOF'
+exit 5
+k8shazgpu vllm run: keyed.json.pack: key "../x": not index.json or pack.NNN
+EOF
 check_output '--replay fixes what ran: other options refused (2)' \
 	'for o in "--gpus 2" "--port 1" "--image x@sha256:'"$D64"'" "--toleration k" "-C /src" "--check" "-- sh"; do
 	 st vr --replay real.json --dry-run $o | sed -n 2p; done' <<'EOF'
