@@ -50,7 +50,7 @@ dry() { vr --name demo --dry-run "$@" 2>/dev/null; }
 # ---------------------------------------------------------------- vllm run --dry-run
 
 check_output 'vllm run: the claim: 2 GPUs by index, the annotations, the labels' \
-	"dry --gpu-ids 3,1 --port 8080 -- vllm serve facebook/opt-125m --arg 'a b' | sed -n 1p | jq -S ." <<EOF
+	"dry --gpu-ids 3,1 --port 8080 -- vllm serve facebook/opt-125m --arg 'a b' | sed -n 1p | jq -S 'del(.metadata.annotations[\"canhazgpu.dev/provenance\"])'" <<EOF
 {
   "apiVersion": "resource.k8s.io/v1",
   "kind": "ResourceClaim",
@@ -466,4 +466,129 @@ exit 2
 k8shazgpu vllm: unknown command "frob"
 usage: k8shazgpu-vllm run [options] [-- command [arg...]]
 EOF
+# ---------------------------------------------------------------- provenance, --save, --replay F
+# The applier that checks a replayed pack is the pods' own, the static
+# diff-pack (its -u -c): the real one here.
+D64=$(printf '%064d' 7)
+# the fake diff-pack's image is one by digest (it takes no -i)
+FAKE_IMAGE=reg/v@sha256:$D64
+export FAKE_IMAGE
+check_output 'the provenance in the claim: the image by digest, the pack, argv, GPUs, port, tolerations; its sha256 its own' \
+	"dry --gpu-ids 1 --toleration k=v:NoSchedule -- vllm serve ./m 'a b' |
+	sed -n 1p | jq -r '.metadata.annotations[\"canhazgpu.dev/provenance\"]' >prov.json &&
+	jq -c 'del(.sha256)' prov.json && [ \"\$(jq -S -c 'del(.sha256)' prov.json | sha256sum | cut -c1-64)\" = \"\$(jq -r .sha256 prov.json)\" ] && echo signed" <<EOF
+{"kind":"vllm-run","version":1,"run":"demo","namespace":"ns1","image":"reg/v@sha256:$D64","image_tag":"reg/v@sha256:$D64","base":"$B40","head":"2222222222222222222222222222222222222222","merge_base":"$B40","pack":{"sha256":"ab12","size":1100000,"bytes":10,"files":{"put":2,"link":1,"del":1},"configmaps":["demo-pack-0","demo-pack-1"]},"argv":["vllm","serve","./m","a b"],"gpus":1,"gpu_ids":"1","port":8000,"prefer_node":"","tolerations":["k=v:NoSchedule"]}
+signed
+EOF
+check_output '--save with an image by tag: the registry asked (--check); no digest named: refused, nothing written' \
+	'unset FAKE_IMAGE; st vr --name demo --dry-run --save run.json | grep -v "^pack: "; grep -c -- --check dp.args; ls run.json* 2>&1 | sed "s/^ls: //"' <<EOF
+exit 1
+k8shazgpu vllm run: --save: the digest of image $IMG is not known (the registry named none): a tag is not saved
+1
+cannot access 'run.json*': No such file or directory
+EOF
+check_output '--save F: F the provenance, F.pack the ConfigMaps as diff-pack made them' \
+	"vr --name demo --dry-run --save run.json -- vllm serve 2>&1 >/dev/null | grep -v '^pack: ';
+	cmp -s prov.json run.json || jq -c '[.argv, .gpus, .image]' run.json; diff-pack | sed '\$d' | cmp - run.json.pack && echo same" <<EOF
+k8shazgpu vllm run: saved: run.json and run.json.pack (k8shazgpu vllm run --replay run.json runs it again)
+[["vllm","serve"],1,"reg/v@sha256:$D64"]
+same
+EOF
+
+# a real pack (one file put, over the fake record's base and head), in
+# the ConfigMap its provenance names; sign FILE: its sha256 made again
+printf 'x = 1\n' >x.py
+{
+	printf 'K8SHAZGPU-PACK 1\n'
+	printf '{"kind":"pack","version":1,"base":"%s","head":"%s","data_size":6,"entries":[{"op":"put","path":"vllm/x.py","mode":"100644","size":6,"offset":0,"sha256":"%s","base_blob":null}]}\n' \
+		"$B40" 2222222222222222222222222222222222222222 "$(sha256sum <x.py | cut -c1-64)"
+	cat x.py
+} >real.pack
+PS=$(sha256sum <real.pack | cut -c1-64)
+# cms PACK: the ConfigMap of PACK (one chunk), as diff-pack -k makes it
+cms() {
+	jq -n -c --arg s "$(sha256sum <"$1" | cut -c1-64)" --arg n "$(wc -c <"$1" | tr -d ' ')" --arg b "$(base64 -w0 <"$1")" \
+		'{apiVersion: "v1", kind: "ConfigMap", metadata: {name: "demo-pack-0"}, immutable: true,
+		  data: {"index.json": ({kind: "pack-index", version: 1, sha256: $s, size: ($n | tonumber),
+			chunks: [{key: "pack.000", size: ($n | tonumber), sha256: $s}]} | tojson)},
+		  binaryData: {"pack.000": $b}}'
+}
+sign() { jq -c --arg d "$(jq -S -c 'del(.sha256)' "$1" | sha256sum | cut -c1-64)" '. + {sha256: $d}' "$1" >"$1.s" && mv "$1.s" "$1"; }
+jq -c --arg s "$PS" '.pack.sha256 = $s | .pack.configmaps = ["demo-pack-0"]' run.json >real.json && sign real.json
+cms real.pack >real.json.pack
+K8SHAZGPU_APPLIER=$BUILD/static/diff-pack
+export K8SHAZGPU_APPLIER
+check_output '--replay F: its hashes said; the image by digest, the same pack bytes under the new name, the same argv and GPUs' \
+	"vr --replay real.json --name again --dry-run >again.out 2>again.err; echo \"exit \$?\"; cat again.err;
+	jq -c 'select(.kind == \"ResourceClaim\") | .metadata.annotations | [.[\"canhazgpu.dev/image\"], .[\"canhazgpu.dev/pack-sha256\"] == \"$PS\", .[\"canhazgpu.dev/base\"]]' again.out;
+	jq -c 'select(.kind == \"ConfigMap\") | [.metadata.name, .metadata.labels[\"canhazgpu.dev/run\"], .binaryData == \$p[0].binaryData, .data == \$p[0].data]' --slurpfile p real.json.pack again.out;
+	jq -c 'select(.kind == \"Pod\") | [.spec.containers[0].image, .spec.containers[0].args, .spec.volumes[2].projected.sources]' again.out" <<EOF
+exit 0
+k8shazgpu vllm run: replaying demo (namespace ns1): base $B40, head 2222222222222222222222222222222222222222
+k8shazgpu vllm run:   pack $PS, image reg/v@sha256:$D64
+pack: 2 put, 1 links, 1 deleted, 10 bytes over 111111111111 (run demo); image reg/v@sha256:$D64
+["reg/v@sha256:$D64",true,"$B40"]
+["again-pack-0","again",true,true]
+["reg/v@sha256:$D64",["vllm","serve"],[{"configMap":{"name":"again-pack-0"}}]]
+EOF
+check_output '--replay F reads no checkout: diff-pack is not run' 'rm -f dp.args && vr --replay real.json --dry-run >/dev/null 2>&1; ls dp.args 2>&1 | sed "s/^ls: //"' <<'EOF'
+cannot access 'dp.args': No such file or directory
+EOF
+# a provenance file edited by hand: its own digest, then its pack's
+jq -c '.argv = ["sh", "-c", "evil"]' real.json >edited.json && cp real.json.pack edited.json.pack
+check_output '--replay F edited by hand: 5, named, nothing made' 'st vr --replay edited.json --dry-run' <<EOF
+exit 5
+k8shazgpu vllm run: edited.json: the provenance record does not match its sha256 $(jq -r .sha256 real.json) (it hashes to $(jq -S -c 'del(.sha256)' edited.json | sha256sum | cut -c1-64)): edited?
+EOF
+jq -c --arg s "$D64" '.pack.sha256 = $s' real.json >edited.json && sign edited.json
+check_output '--replay F, signed again but naming another pack: 5, the applier says why' 'st vr --replay edited.json --dry-run' <<EOF
+exit 5
+    diff-pack: pack: sha256 $PS, expected $D64 (-s)
+k8shazgpu vllm run: edited.json.pack: not the pack of sha256 $D64 the provenance names: not replayed
+EOF
+rm edited.json.pack
+check_output '--replay F without F.pack: 1' 'st vr --replay edited.json --dry-run' <<'EOF'
+exit 1
+k8shazgpu vllm run: edited.json.pack: missing: a saved run is its file and its pack, F and F.pack
+EOF
+# a hostile pack (two links that climb out together), signed: refused
+# here with the applier's own words, before anything is made
+{
+	printf 'K8SHAZGPU-PACK 1\n'
+	printf '{"kind":"pack","version":1,"base":"%s","head":"%s","data_size":0,"entries":[{"op":"link","path":"vllm/a/l1","target":"..","base_blob":null},{"op":"link","path":"vllm/a/y/l2","target":"../l1/..","base_blob":null}]}\n' \
+		"$B40" 2222222222222222222222222222222222222222
+} >evil.pack
+jq -c --arg s "$(sha256sum <evil.pack | cut -c1-64)" '.pack.sha256 = $s' real.json >evil.json && sign evil.json
+cms evil.pack >evil.json.pack
+check_output '--replay F of a pack the pod would refuse: 7, the applier'"'"'s reason' 'st vr --replay evil.json --dry-run' <<'EOF'
+exit 7
+    diff-pack: pack: entry 2 (vllm/a/y/l2): link target ../l1/.. escapes the tree: a target that leaves the package directory through the link vllm/a/l1
+    diff-pack: pack: refused, as diff-pack -u would refuse it
+k8shazgpu vllm run: evil.json.pack: the pod would refuse this pack (above): not replayed
+EOF
+jq -c '.image = null' real.json >notag.json && sign notag.json && cp real.json.pack notag.json.pack
+check_output '--replay F of a run whose image digest was not known: 1' 'st vr --replay notag.json --dry-run' <<'EOF'
+exit 1
+k8shazgpu vllm run: notag.json: its image's digest was not known (it ran without --check or --save): it cannot be replayed exactly
+EOF
+jq -c '.binaryData["../x"] = "eA=="' real.json.pack >keyed.json.pack && cp real.json keyed.json
+check_output '--replay F whose ConfigMap holds a key other than index.json, pack.NNN: 5' \
+	'st vr --replay keyed.json --dry-run' <<'EOF'
+exit 5
+k8shazgpu vllm run: keyed.json.pack: key "../x": not index.json or pack.NNN
+EOF
+check_output '--replay fixes what ran: other options refused (2)' \
+	'for o in "--gpus 2" "--port 1" "--image x@sha256:'"$D64"'" "--toleration k" "-C /src" "--check" "-- sh"; do
+	 st vr --replay real.json --dry-run $o | sed -n 2p; done' <<'EOF'
+k8shazgpu vllm run: --replay runs what the run ran: --gpus cannot change it
+k8shazgpu vllm run: --replay runs what the run ran: --port cannot change it
+k8shazgpu vllm run: --replay runs what the run ran: --image cannot change it
+k8shazgpu vllm run: --replay runs what the run ran: --toleration cannot change it
+k8shazgpu vllm run: --replay runs what the run ran: -C cannot change it
+k8shazgpu vllm run: --replay reads no checkout and asks no registry: no --fetch, no --check
+k8shazgpu vllm run: --replay runs the command the run ran: no command after --
+EOF
+K8SHAZGPU_APPLIER=$SCRATCH/applier
+unset FAKE_IMAGE
+
 done_testing

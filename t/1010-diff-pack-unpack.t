@@ -434,6 +434,37 @@ engine = 2
 engine = 1
 EOF
 
+# -c: the pack judged as -u judges it where no image is needed (the
+# client's check before a run is made): no tree is opened, nothing is
+# written; the record names the pack and its base and head.
+check_output '-c: a good pack, no tree: its record, 0' \
+	'unit dp_apply -c -f good.pack -t nowhere | jq -c "[.kind, .sha256 == \"$H\", .base, .head]"; echo "exit $?"' <<EOF
+["pack-check",true,"$BASE","$HEAD"]
+exit 0
+EOF
+check_output '-c: chunks checked against -s' \
+	'unit dp_apply -c -d vol -s "$(printf %064d 0)" 2>&1; echo "exit $?"' <<EOF
+dp_apply: vol: sha256 $H, expected $(printf %064d 0) (-s)
+exit 5
+EOF
+begin && link a/l1 .. null && link a/y/l2 ../l1/.. null && pack esc.pack
+check_output "-c: links that climb out together, refused as -u refuses them: 7" \
+	'unit dp_apply -c -f esc.pack 2>&1; echo "exit $?"' <<'EOF'
+dp_apply: esc.pack: entry 2 (a/y/l2): link target ../l1/.. escapes the tree: a target that leaves the tree through the link a/l1
+dp_apply: esc.pack: refused, as diff-pack -u would refuse it
+exit 7
+EOF
+begin && put ../x pwn 100644 null && pack esc.pack
+check_output "-c: a path out of the tree: 7" 'unit dp_apply -c -f esc.pack 2>&1; echo "exit $?"' <<'EOF'
+dp_apply: esc.pack: entry 1 (../x): path escapes the tree: a '..' component
+exit 7
+EOF
+begin && link a/z/l ../up/.. null && pack esc.pack
+check_output "-c: a target that climbs only through the image's links is the pod's to judge: 0" \
+	'unit dp_apply -c -q -f esc.pack 2>&1; echo "exit $?"' <<'EOF'
+exit 0
+EOF
+
 mkdir bin
 check_output '--install copies the running program, mode 0755' \
 	'unit dp_apply -I bin/diff-pack && cmp bin/diff-pack "$BUILD/unit/dp_apply" && stat -c %a bin/diff-pack' <<EOF

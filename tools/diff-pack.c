@@ -5,7 +5,7 @@
  *                  [--check [-w n]] [-o packfile] [-x cap]
  *                  [-k prefix -n namespace [-l k=v]...] [-j]
  *        diff-pack -u [-d packdir | -f packfile] [-t tree] [-P pkgdir]
- *                  [-s sha256] [-q]
+ *                  [-s sha256] [-q] [-c]
  *        diff-pack --install dest
  *
  * Pack mode finds the checkout around the directory, its base (the
@@ -19,7 +19,9 @@
  *
  * Unpack mode (-u) verifies a pack and applies it onto the image's
  * source tree and installed package; --install copies this binary to
- * DEST for an init container. Built with -DDP_UNPACK_ONLY the tool does
+ * DEST for an init container. Unpack mode with -c only judges the
+ * pack, as far as no image is needed (the client's check before a run
+ * is made of it). Built with -DDP_UNPACK_ONLY the tool does
  * only these two, links no libgit2 or libcurl, and links statically.
  *
  * Pack mode reads no file of the work tree through a symbolic link, and
@@ -50,7 +52,7 @@
 	"                 [-o packfile] [-x cap] [-k prefix -n namespace "      \
 	"[-l k=v]...] [-j]\n"                                                   \
 	"       diff-pack -u [-d packdir | -f packfile] [-t tree] [-P pkgdir] " \
-	"[-s sha256] [-q]\n"                                                    \
+	"[-s sha256] [-q] [-c]\n"                                               \
 	"       diff-pack --install dest\n"
 
 #define DEFAULT_REPO "public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo"
@@ -102,6 +104,9 @@ help(void)
 	     "  -P PKGDIR     the installed vllm package (default: searched)\n"
 	     "  -s SHA256     the pack's hash expected (default index.json's)\n"
 	     "  -q            print no record\n"
+	     "  -c            check only: verify the pack and judge its paths\n"
+	     "                and links as -u does without the image; write\n"
+	     "                nothing, open no tree\n"
 	     "  --install DEST  copy this program to DEST (mode 0755)\n"
 	     "  -h            this help;  -V  the version");
 }
@@ -137,7 +142,7 @@ main(int argc, char **argv)
 	/* jansson draws its hash seed here, before any thread starts */
 	json_object_seed(0);
 	while ((c = getopt_long(argc, argv,
-			"C:b:i:r:w:o:x:k:n:l:jud:f:t:P:s:qhV", longopts,
+			"C:b:i:r:w:o:x:k:n:l:jud:f:t:P:s:qchV", longopts,
 			NULL)) != -1) {
 		if (c == OPT_FETCH || c == OPT_CHECK ||
 			(c < 128 && c > 0 && strchr("Cbirwoxknlj", c))) {
@@ -146,7 +151,7 @@ main(int argc, char **argv)
 			g.pack_opt = c == OPT_FETCH ? "--fetch"
 				: c == OPT_CHECK    ? "--check"
 						    : pack_opt;
-		} else if (c < 128 && c > 0 && strchr("dftPsq", c)) {
+		} else if (c < 128 && c > 0 && strchr("dftPsqc", c)) {
 			unpack_opt[1] = (char)c;
 			g.unpack_opt = unpack_opt;
 		}
@@ -177,6 +182,7 @@ main(int argc, char **argv)
 		case 'P': u.pkgdir = optarg; break;
 		case 's': u.sha256 = optarg; break;
 		case 'q': u.quiet = 1; break;
+		case 'c': u.check_only = 1; break;
 		case OPT_INSTALL:
 			g.install = 1;
 			install = optarg;

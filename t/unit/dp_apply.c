@@ -22,7 +22,7 @@ main(int argc, char **argv)
 	int c, st;
 
 	err_init(argv[0]);
-	while ((c = getopt(argc, argv, "d:f:s:t:P:qI:")) != -1)
+	while ((c = getopt(argc, argv, "d:f:s:t:P:qcI:")) != -1)
 		switch (c) {
 		case 'd': o.dir = optarg; break;
 		case 'f': o.file = optarg; break;
@@ -30,12 +30,13 @@ main(int argc, char **argv)
 		case 't': o.tree = optarg; break;
 		case 'P': o.pkgdir = optarg; break;
 		case 'q': o.quiet = 1; break;
+		case 'c': o.check_only = 1; break;
 		case 'I': install = optarg; break;
 		default:
 			fprintf(stderr,
 				"usage: dp_apply [-d DIR | -f FILE] "
 				"[-t TREE] [-P PKGDIR] [-s SHA256] "
-				"[-q] | -I DEST\n");
+				"[-q] [-c] | -I DEST\n");
 			return HAZ_USAGE;
 		}
 	st = install ? dp_install(install) : dp_unpack(&o);

@@ -1462,6 +1462,85 @@ settle_pkgdir(struct ctx *c, char **found)
 	return open_root(c->pkgdir, "package directory", &c->pkgfd);
 }
 
+/* verify_sha: the pack loaded is the one expected: want (-s, else
+ * index.json's, else the file's own) and, from a directory, idx (-s's
+ * index.json when -s was given, else "") name its hash. */
+static int
+verify_sha(const struct ctx *c, const char *want, const char *idx)
+{
+	if (c->o->dir && strcmp(*idx ? idx : want, c->p.sha)) {
+		err_warn("%s/index.json: \"sha256\": %s, but the chunks hold "
+			 "a pack of sha256 %s",
+			c->o->dir, *idx ? idx : want, c->p.sha);
+		return DP_CORRUPT;
+	}
+	if (strcmp(want, c->p.sha)) {
+		err_warn("%s: sha256 %s, expected %s (-s)", c->p.name, c->p.sha,
+			want);
+		return DP_CORRUPT;
+	}
+	return 0;
+}
+
+/* check_record: the pack -c judged, its hash, base and head, and its
+ * entries by kind. */
+static int
+check_record(struct ctx *c)
+{
+	size_t i, n[3] = {0, 0, 0};
+	json_t *r;
+	int bad;
+
+	for (i = 0; i < c->p.nents; i++)
+		n[c->p.ents[i].op]++;
+	if (c->o->quiet)
+		return 0;
+	r = json_pack("{s:s, s:s, s:O, s:O, s:I, s:I, s:I}", "kind",
+		"pack-check", "sha256", c->p.sha, "base",
+		json_object_get(c->p.manifest, "base"), "head",
+		json_object_get(c->p.manifest, "head"), "put",
+		(json_int_t)n[OP_PUT], "link", (json_int_t)n[OP_LINK], "del",
+		(json_int_t)n[OP_DEL]);
+	bad = json_dumpf(r, stdout, JSON_COMPACT) < 0 || putchar('\n') == EOF ||
+		fflush(stdout) == EOF;
+	json_decref(r);
+	if (bad) {
+		err_warn("stdout: write:");
+		return HAZ_FAIL;
+	}
+	return 0;
+}
+
+/* check_only (-c) judges the pack as unpack does where no image is
+ * needed: its hashes, its manifest, its paths, and where its links lead
+ * over an empty tree and package directory; it opens neither, and
+ * writes nothing. */
+static int
+check_only(struct ctx *c, char want[65])
+{
+	const struct dp_unpack_opts *o = c->o;
+	char idx[65] = "";
+	int st;
+
+	if (o->dir && (st = load_index(&c->p, o->dir, *want ? idx : want)))
+		return st;
+	if (o->file && (st = load_file(&c->p, o->file)))
+		return st;
+	if (o->file && !*want)
+		memcpy(want, c->p.sha, 65);
+	if (o->dir && (st = load_chunks(&c->p)))
+		return st;
+	if ((st = verify_sha(c, want, idx)) || (st = parse_pack(&c->p)) ||
+		(st = check_links(c)))
+		return st;
+	if (c->escapes) {
+		err_warn("%s: refused, as diff-pack -u would refuse it",
+			c->p.name);
+		return DP_ESCAPE;
+	}
+	return check_record(c);
+}
+
 /* The order files land in: deletes first (a file may become a
  * directory), symlinks last (none is in place while files are written). */
 static const enum op land_order[] = {OP_DEL, OP_PUT, OP_LINK};
@@ -1488,6 +1567,8 @@ unpack(struct ctx *c, char **found)
 			return HAZ_USAGE;
 		}
 	}
+	if (o->check_only)
+		return check_only(c, want);
 	if ((st = open_root(c->tree, "tree", &c->treefd)))
 		return st;
 	/* once the hash is known (-s, index.json, or the file's), a marker
@@ -1511,17 +1592,8 @@ unpack(struct ctx *c, char **found)
 		return st;
 	if (o->dir && (st = load_chunks(&c->p)))
 		return st;
-	if (o->dir && strcmp(*idx ? idx : want, c->p.sha)) {
-		err_warn("%s/index.json: \"sha256\": %s, but the chunks hold "
-			 "a pack of sha256 %s",
-			o->dir, *idx ? idx : want, c->p.sha);
-		return DP_CORRUPT;
-	}
-	if (strcmp(want, c->p.sha)) {
-		err_warn("%s: sha256 %s, expected %s (-s)", c->p.name, c->p.sha,
-			want);
-		return DP_CORRUPT;
-	}
+	if ((st = verify_sha(c, want, idx)))
+		return st;
 	if ((st = parse_pack(&c->p)) || (st = settle_pkgdir(c, found)))
 		return st;
 	for (i = 0; i < c->p.nents; i++) {

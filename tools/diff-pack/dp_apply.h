@@ -31,10 +31,13 @@ struct dp_unpack_opts {
 	const char *tree;   /* where paths not under vllm/ go */
 	const char *pkgdir; /* where vllm/... goes, or NULL: searched for */
 	int quiet;          /* no record on stdout */
+	int check_only;     /* verify and judge the pack, open no tree,
+			       write nothing (-c) */
 };
 
-/* dp_unpack applies the pack; returns 0 or one of the statuses above
- * (HAZ_FAIL for I/O errors), having said why on stderr. */
+/* dp_unpack applies the pack (with check_only: judges it as far as
+ * no image is needed, and prints a pack-check record); returns 0 or one of the
+ * statuses above (HAZ_FAIL for I/O errors), having said why on stderr. */
 int dp_unpack(const struct dp_unpack_opts *o);
 
 /* dp_install copies the running executable to dest (mode 0755, by
