@@ -46,6 +46,22 @@ if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ] && [ -f "$D/node-state
 	echo " The claim records what ran (annotations):"
 	kc get resourceclaim -n default demo -o json | jq -r '.metadata.annotations | to_entries[]
 		| select(.key | test("image$|base$|head$|pack-sha256$|cmd$")) | "   \(.key)=\(.value)"'
+	echo " The checkout moves on (a new commit, a new file); k8shazgpu vllm run --replay demo --name demo-again"
+	echo " runs what the first run ran, from the provenance on its claim: the same image by digest, the same"
+	echo " pack (its bytes checked by the applier before anything is made), the same command:"
+	echo moved >"$VR_DEV/vllm/moved-on.txt"
+	git -C "$VR_DEV" add vllm/moved-on.txt
+	git -C "$VR_DEV" -c user.name=demo -c user.email=demo@localhost commit -q -m 'the checkout moves on'
+	(cd "$VR_DEV/vllm" && k8shazgpu -n default vllm run --replay demo --name demo-again $skip --follow) \
+		>"$work/replay.out" 2>"$work/replay.err" && rc=0 || rc=$?
+	sed 's/^/   | /' "$work/replay.err"
+	grep -v -e '^{"kind":"unpack"' -e '^argv:' "$work/replay.out" >"$work/replay.files" || true
+	if [ $rc = 0 ] && cmp -s "$work/replay.files" "$work/want.files"; then
+		echo " The replay's pod saw the same $(wc -l <"$work/want.files") files as the first run's, byte for byte; the new commit is not in it."
+	else
+		echo " The replay (exit $rc) saw other files than the first run:"
+		diff "$work/want.files" "$work/replay.files" | sed 's/^/   /'
+	fi
 	echo " This command named no model. One that does (vllm serve ORG/NAME, --model, --tokenizer) has each"
 	echo " model put in the cache plan and waited for until a node holds it, and runs there, reading the node's"
 	echo " hub cache read-only with HF_HUB_CACHE and HF_HUB_OFFLINE=1: a cached model is never downloaded again."
