@@ -13,7 +13,7 @@
 #include "ws.h"
 
 #define KEXEC_PROTO "v5.channel.k8s.io"
-#define KEXEC_CHUNK 65536      /* stdin bytes a message */
+#define KEXEC_CHUNK 65536       /* stdin bytes a message */
 #define KEXEC_MSG_MAX (4 << 20) /* the longest message taken */
 #define KEXEC_WAIT_MS 30000     /* the longest the peer may stay silent */
 
@@ -96,8 +96,7 @@ fill(struct conn *c, int *eof)
 	for (;;) {
 		if (c->cap - c->len < 16384)
 			c->buf = erealloc(c->buf, c->cap = 2 * c->cap + 16384);
-		rc = curl_easy_recv(c->h, c->buf + c->len, c->cap - c->len,
-			&n);
+		rc = curl_easy_recv(c->h, c->buf + c->len, c->cap - c->len, &n);
 		if (rc == CURLE_AGAIN) {
 			if (wait_sock(c, POLLIN) < 0) {
 				fail(c, KUBE_ETEMP, "no answer for %d s",
@@ -223,8 +222,9 @@ upgrade(struct conn *c, const char *path, const char *host, const char *auth)
 		goto out;
 	while (!(end = memmem(c->buf, c->len, "\r\n\r\n", 4)))
 		if (fill(c, &eof) < 0) {
-			fail(c, KUBE_ETEMP, "the connection ended in the "
-					    "handshake");
+			fail(c, KUBE_ETEMP,
+				"the connection ended in the "
+				"handshake");
 			goto out;
 		}
 	hlen = (size_t)(end - (char *)c->buf) + 4;
@@ -243,8 +243,9 @@ upgrade(struct conn *c, const char *path, const char *host, const char *auth)
 		ws_accept(key, accept);
 		got = header_value(head, "Sec-WebSocket-Accept:");
 		if (!got || strcmp(got, accept))
-			fail(c, KUBE_EBADDATA, "the server's handshake "
-					       "answer is wrong");
+			fail(c, KUBE_EBADDATA,
+				"the server's handshake "
+				"answer is wrong");
 		else
 			r = 0;
 		free(got);
@@ -298,10 +299,9 @@ exit_status(struct conn *c, const char *s, size_t len)
 		code = 0;
 	else if (reason && !strcmp(reason, "NonZeroExitCode"))
 		json_array_foreach(json_object_get(json_object_get(j,
-					   "details"),
-				   "causes"),
-			i, cause)
-		{
+							   "details"),
+					   "causes"),
+			i, cause) {
 			const char *cr = json_string_value(
 				json_object_get(cause, "reason"));
 			const char *cm = json_string_value(
@@ -350,8 +350,8 @@ stream(struct conn *c, const struct kexec_req *r)
 	int eof = 0, done = 0, code = -1;
 
 	while (!done) {
-		while (!done && (n = ws_parse(c->buf, c->len, KEXEC_MSG_MAX,
-					 &m)) > 0) {
+		while (!done &&
+			(n = ws_parse(c->buf, c->len, KEXEC_MSG_MAX, &m)) > 0) {
 			done = one_msg(c, r, &m, &status, &slen);
 			consume(c, (size_t)n);
 		}
@@ -371,8 +371,9 @@ stream(struct conn *c, const struct kexec_req *r)
 	if (status)
 		code = exit_status(c, status, slen);
 	else if (c->e->kind == KUBE_OK)
-		fail(c, KUBE_EBADDATA, "the stream ended without the "
-				       "command's status");
+		fail(c, KUBE_EBADDATA,
+			"the stream ended without the "
+			"command's status");
 	free(status);
 	return code;
 }

@@ -1222,7 +1222,8 @@ kube_connect(struct kube *k, const char *path, char **auth, char **host,
 	curl_easy_setopt(k->h, CURLOPT_HTTPHEADER, NULL);
 	curl_slist_free_all(hdrs);
 	if (rc != CURLE_OK) {
-		seterr(e, http_class(http_classify(rc, 0)) == HTTP_RETRY
+		seterr(e,
+			http_class(http_classify(rc, 0)) == HTTP_RETRY
 				? KUBE_ETEMP
 				: KUBE_EFAIL,
 			0, "GET %s%s: %s", k->cfg->server, path,

@@ -28,8 +28,8 @@ void ws_accept(const char *key, char out[29]);
 /* ws_frame writes one final client frame of opcode holding len bytes of
  * payload, masked with mask, to out (room for len + WS_HDR_MAX bytes);
  * returns the frame's size. */
-size_t ws_frame(unsigned char *out, int opcode, const void *payload,
-	size_t len, const unsigned char mask[4]);
+size_t ws_frame(unsigned char *out, int opcode, const void *payload, size_t len,
+	const unsigned char mask[4]);
 
 /* One frame parsed by ws_parse. */
 struct ws_msg {

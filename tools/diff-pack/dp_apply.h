@@ -31,6 +31,7 @@ struct dp_unpack_opts {
 	const char *tree;   /* where paths not under vllm/ go */
 	const char *pkgdir; /* where vllm/... goes, or NULL: searched for */
 	int quiet;          /* no record on stdout */
+	const char *state;  /* -S: the state file kept (dp_state), or NULL */
 };
 
 /* dp_unpack applies the pack; returns 0 or one of the statuses above
