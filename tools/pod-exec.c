@@ -25,10 +25,10 @@
 #include "nd.h"
 #include "opt.h"
 
-#define USAGE                                                           \
-	"usage: pod-exec [-n namespace] [-c container] [-i file] "      \
-	"[-t seconds]\n"                                                \
-	"                [--context name] [--kubeconfig file] pod command " \
+#define USAGE                                                                  \
+	"usage: pod-exec [-n namespace] [-c container] [-i file] "             \
+	"[-t seconds]\n"                                                       \
+	"                [--context name] [--kubeconfig file] pod command "    \
 	"[arg...]\n"
 
 enum { PE_NOPOD = 124, PE_BROKEN = 125 };
@@ -97,11 +97,16 @@ main(int argc, char **argv)
 		case 'n': r.ns = optarg; break;
 		case 'c': r.container = optarg; break;
 		case 'i': in = optarg; break;
-		case 't': secs = opt_number(c, optarg, 0, 86400, OPT_POSITIVE, USAGE); break;
+		case 't':
+			secs = opt_number(c, optarg, 0, 86400, OPT_POSITIVE,
+				USAGE);
+			break;
 		case OPT_CONTEXT: context = optarg; break;
 		case OPT_KUBECONFIG: kubeconfig = optarg; break;
 		case 'h': help(); return nd_finish(HAZ_OK);
-		case 'V': puts("pod-exec " HAZ_VERSION); return nd_finish(HAZ_OK);
+		case 'V':
+			puts("pod-exec " HAZ_VERSION);
+			return nd_finish(HAZ_OK);
 		default: opt_usage(USAGE);
 		}
 	}
@@ -121,8 +126,8 @@ main(int argc, char **argv)
 	if (code < 0) {
 		err_warn("%s", e.msg);
 		code = e.kind == KUBE_ETEMP ? HAZ_TEMP
-			: e.kind == KUBE_EAPI && (e.status == 404 ||
-						   e.status == 400)
+			: e.kind == KUBE_EAPI &&
+				(e.status == 404 || e.status == 400)
 			? PE_NOPOD
 			: PE_BROKEN;
 	}
