@@ -220,7 +220,7 @@ upgrade(struct conn *c, const char *path, const char *host, const char *auth)
 		path, host, key, auth ? auth : "", auth ? "\r\n" : "");
 	if (send_all(c, req, strlen(req)) < 0)
 		goto out;
-	while (!(end = memmem(c->buf, c->len, "\r\n\r\n", 4)))
+	while (!c->len || !(end = memmem(c->buf, c->len, "\r\n\r\n", 4)))
 		if (fill(c, &eof) < 0) {
 			fail(c, KUBE_ETEMP,
 				"the connection ended in the "
