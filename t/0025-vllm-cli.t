@@ -430,4 +430,18 @@ exit 2
 k8shazgpu vllm: unknown command "frob"
 usage: k8shazgpu-vllm run [options] [-- command [arg...]]
 EOF
+check_output 'vllm sync and --watch: their usage errors (2), before any request' \
+	'st k8shazgpu vllm sync; st k8shazgpu vllm sync --name Bad_Name; st k8shazgpu vllm sync --name x --interval soon;
+	 st vr --name demo --watch --follow --dry-run; st k8shazgpu vllm sync --name x extra' <<'EOF'
+exit 2
+k8shazgpu vllm sync: --name N is required: the run to sync
+exit 2
+k8shazgpu vllm sync: --name "Bad_Name": not a run name
+exit 2
+k8shazgpu vllm sync: --interval: seconds (1, 0.5), not "soon"
+exit 2
+k8shazgpu vllm run: --watch and --follow: one or the other (the log: kubectl logs -f)
+exit 2
+k8shazgpu vllm sync: unexpected argument "extra"
+EOF
 done_testing
