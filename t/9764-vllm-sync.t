@@ -8,8 +8,8 @@
 # changed in the pod behind the sync's back: its base blob differs)
 # leaves every file of the pod as it was and the command not restarted;
 # a symbolic link out of the package directory is refused before
-# anything is sent; a pod that is gone or not running is refused with
-# status 3.
+# anything is sent; a pod that is gone, or whose command a TERM ended,
+# is refused with status 3.
 . "$(dirname "$0")/lib.sh"
 need_cluster
 D=$K8SHAZGPU_SIM_DIR
@@ -126,11 +126,15 @@ check_output 'a sync to a run with no pod: exit 3' 'cat sync5.rc sync5.err' <<EO
 3
 k8shazgpu vllm sync: no pod nosuch in namespace $NS: nothing synced
 EOF
-(cd "$VR_DEV" && vllm_run --name done --follow -- vllm once) >done.out 2>done.err
-(cd "$VR_DEV" && vllm_sync --name done) >sync6.out 2>sync6.err
+# the supervisor told to stop (as the kubelet does): the command gets
+# the TERM, the container ends, and the pod no longer runs
+pod-exec -n "$NS" -c vllm live sh -c 'kill -TERM "$(cat /k8shazgpu/bin/supervisor.pid)"'
+ended() { [ "$(k get pod -n "$NS" live -o jsonpath='{.status.containerStatuses[0].state.terminated.reason}')" != '' ]; }
+eventually 60 ended
+(cd "$VR_DEV" && vllm_sync --name live) >sync6.out 2>sync6.err
 echo $? >sync6.rc
-check_output 'a sync to a pod whose command ended: exit 3, nothing synced' 'cat sync6.rc sync6.err' <<'EOF'
+check_output 'a sync to a pod whose command ended (TERM to the supervisor): exit 3, nothing synced' 'cat sync6.rc sync6.err' <<'EOF'
 3
-k8shazgpu vllm sync: pod done is not running (its container vllm terminated): nothing synced
+k8shazgpu vllm sync: pod live is not running (its container vllm terminated): nothing synced
 EOF
 done_testing
