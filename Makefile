@@ -52,6 +52,7 @@ cache-sync_PKGS = jansson libcurl libgit2 libnghttp2 libprotobuf-c zlib
 diff-pack_PKGS = jansson libcurl libgit2 zlib
 sched-bind_PKGS = jansson libcurl yaml-0.1 zlib
 gpu-alert_PKGS = jansson libcurl yaml-0.1 zlib
+pod-exec_PKGS = jansson libcurl yaml-0.1 zlib
 cuda-query_PKGS =
 
 # t/unit/NAME.c are test drivers for lib/ functions; never installed.

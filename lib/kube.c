@@ -1185,3 +1185,53 @@ kube_resource_free(struct kube_resource *r)
 	free(r->kind);
 	memset(r, 0, sizeof *r);
 }
+
+/* ---- raw connections ------------------------------------------------- */
+
+/* split_server cuts the server URL "https://host:port/prefix" into its
+ * host part and its path prefix, both malloc'd. */
+static void
+split_server(const char *server, char **host, char **prefix)
+{
+	const char *h = strstr(server, "://"), *slash;
+	size_t n;
+
+	h = h ? h + 3 : server;
+	slash = strchr(h, '/');
+	n = slash ? (size_t)(slash - h) : strlen(h);
+	*host = easprintf("%.*s", (int)n, h);
+	*prefix = estrdup(slash ? slash : "");
+	n = strlen(*prefix);
+	if (n && (*prefix)[n - 1] == '/')
+		(*prefix)[n - 1] = '\0';
+}
+
+void *
+kube_connect(struct kube *k, const char *path, char **auth, char **host,
+	char **prefix, struct kube_error *e)
+{
+	struct curl_slist *hdrs = prepare(k, "GET", path, "Accept: */*",
+		CONNECT_MS, e);
+	CURLcode rc;
+
+	*auth = *host = *prefix = NULL;
+	if (!hdrs)
+		return NULL;
+	curl_easy_setopt(k->h, CURLOPT_CONNECT_ONLY, 1L);
+	rc = curl_easy_perform(k->h);
+	curl_easy_setopt(k->h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	if (rc != CURLE_OK) {
+		seterr(e,
+			http_class(http_classify(rc, 0)) == HTTP_RETRY
+				? KUBE_ETEMP
+				: KUBE_EFAIL,
+			0, "GET %s%s: %s", k->cfg->server, path,
+			k->errbuf[0] ? k->errbuf : curl_easy_strerror(rc));
+		return NULL;
+	}
+	if (k->cfg->token)
+		*auth = easprintf("Authorization: Bearer %s", k->cfg->token);
+	split_server(k->cfg->server, host, prefix);
+	return k->h;
+}

@@ -208,4 +208,17 @@ int kube_lines_end(struct kube_lines *l, struct kube_error *e);
 /* kube_url returns the malloc'd absolute URL of path. */
 char *kube_url(const struct kube *k, const char *path);
 
+/* --- raw connections (lib/kexec) -------------------------------------- */
+
+/* kube_connect opens the connection a request of path would use, TLS
+ * verified and the client certificate presented as for any call, and
+ * stops there (CURLOPT_CONNECT_ONLY): the caller speaks on the handle,
+ * the client's own (valid until the next call on k), with
+ * curl_easy_send and curl_easy_recv. *auth is the Authorization header
+ * line to send, malloc'd, or NULL without a token; *host the Host
+ * header's value and *prefix the server URL's path ("" or "/x"), both
+ * malloc'd. NULL with e filled on failure. */
+void *kube_connect(struct kube *k, const char *path, char **auth, char **host,
+	char **prefix, struct kube_error *e);
+
 #endif

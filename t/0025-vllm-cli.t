@@ -149,7 +149,7 @@ check_output 'vllm run: the pod: the applier ConfigMap mounted, wrapper, argv ke
         "command": [
           "/bin/sh",
           "-c",
-          "set -e\npkg=\nif command -v python3 >/dev/null 2>&1; then\n  pkg=\$(python3 -c 'import os, vllm; print(os.path.dirname(vllm.__file__))' 2>/dev/null) || pkg=\nfi\n/k8shazgpu/tool/diff-pack -u -d /k8shazgpu/pack -t \"\${K8SHAZGPU_TREE:-/vllm-workspace}\" \${pkg:+-P \"\$pkg\"}\n: >/k8shazgpu/bin/.applied\ncd \"\${K8SHAZGPU_TREE:-/vllm-workspace}\"\nexec \"\$@\"",
+          "set -e\\npkg=\\nif command -v python3 >/dev/null 2>&1; then\\n  pkg=\$(python3 -c 'import os, vllm; print(os.path.dirname(vllm.__file__))' 2>/dev/null) || pkg=\\nfi\\nb=/k8shazgpu/bin tree=\${K8SHAZGPU_TREE:-/vllm-workspace}\\nrm -f \\"\$b/state.json\\"\\n/k8shazgpu/tool/diff-pack -u -d /k8shazgpu/pack -t \\"\$tree\\" \${pkg:+-P \\"\$pkg\\"} -S \\"\$b/state.json\\"\\nprintf \\"%s\\\\n\\" \\"\$tree\\" >\\"\$b/tree\\"\\nprintf \\"%s\\\\n\\" \\"\$pkg\\" >\\"\$b/pkgdir\\"\\n: >\\"\$b/.applied\\"\\ncd \\"\$tree\\"\\nset +e\\ngen=0 restart=0 stop=0 child=\\nstop_child() { [ -z \\"\$child\\" ] || kill -TERM \\"\$child\\" 2>/dev/null; }\\ntrap \\"restart=1; stop_child\\" HUP\\ntrap \\"stop=1; stop_child\\" TERM INT\\nread -r self rest </proc/self/stat\\necho \\"\$self\\" >\\"\$b/supervisor.pid\\"\\nwhile :; do\\n  restart=0\\n  \\"\$@\\" &\\n  child=\$!\\n  echo \\"\$gen \$child\\" >\\"\$b/run\\"\\n  while :; do\\n    wait \\"\$child\\"\\n    rc=\$?\\n    kill -0 \\"\$child\\" 2>/dev/null || break\\n  done\\n  child=\\n  [ \\"\$stop\\" = 0 ] && [ \\"\$restart\\" = 1 ] || exit \\"\$rc\\"\\n  gen=\$((gen + 1))\\ndone",
           "k8shazgpu-vllm"
         ],
         "image": "$IMG",
@@ -236,12 +236,34 @@ check_output 'vllm run: the pod: the applier ConfigMap mounted, wrapper, argv ke
   }
 }
 EOF
-# the wrapper run here by sh, its diff-pack, mark and cd lines made no-ops
+# the wrapper run here by sh, in ./bin, its diff-pack and cd lines made no-ops
 check_output 'the wrapper passes the arguments through exactly' \
 	"dry -- printf '[%s]' 'a b' '\$HOME' '' '\"' '*' | sed -n 4p >pod.json &&
-	 jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^/k8shazgpu/tool/diff-pack .*|:|; s|^: >/k8shazgpu/bin/.applied\$|:|; s|^cd .*|:|' >w.sh &&
+	 jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^b=/k8shazgpu/bin |b=bin |; s|^/k8shazgpu/tool/diff-pack .*|:|; s|^cd .*|:|' >w.sh && mkdir -p bin &&
 	 jq -j '.spec.containers[0].args[] + \"\\u0000\"' pod.json | xargs -0 sh -c \"\$(cat w.sh)\" k8shazgpu-vllm; echo" <<'EOF'
 [a b][$HOME][]["][*]
+EOF
+# supervise: the wrapper of pod.json run here in ./sup on a command that
+# says it started and sleeps; a HUP restarts it, a TERM ends it, and the
+# wrapper's status is then the command's
+supervise() {
+	jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^b=/k8shazgpu/bin |b=sup |; s|^/k8shazgpu/tool/diff-pack .*|:|; s|^cd .*|:|' >s.sh
+	mkdir -p sup
+	sh -c "$(cat s.sh)" k8shazgpu-vllm sh -c 'echo started; exec sleep 30' >sup.out &
+	sv_pid=$!
+	eventually 10 test -s sup/run || return 1
+	kill -HUP "$(cat sup/supervisor.pid)"
+	eventually 10 grep -q '^1 ' sup/run || return 1
+	kill -TERM "$(cat sup/supervisor.pid)"
+	sv_rc=0
+	wait "$sv_pid" || sv_rc=$?
+	cat sup.out
+	echo "status $sv_rc, generation $(cut -d' ' -f1 sup/run), supervisor $([ "$(cat sup/supervisor.pid)" = "$sv_pid" ] && echo pid ok)"
+}
+check_output 'the wrapper supervises: HUP restarts the command, TERM ends it, its status the container'"'"'s' supervise <<'EOF'
+started
+started
+status 143, generation 1, supervisor pid ok
 EOF
 check_output 'the default command, one GPU, no selector; --port 0: no port' \
 	'dry --port 0 | jq -c "select(.kind == \"Pod\") | .spec.containers[0] | [.args, .ports]"; dry --port 0 | jq -c "select(.kind == \"ResourceClaim\") | [.metadata.annotations[\"canhazgpu.dev/cmd\"], .metadata.annotations[\"canhazgpu.dev/port\"], .spec.devices.requests[0].exactly]"' <<'EOF'
@@ -591,4 +613,18 @@ EOF
 K8SHAZGPU_APPLIER=$SCRATCH/applier
 unset FAKE_IMAGE
 
+check_output 'vllm sync and --watch: their usage errors (2), before any request' \
+	'st k8shazgpu vllm sync; st k8shazgpu vllm sync --name Bad_Name; st k8shazgpu vllm sync --name x --interval soon;
+	 st vr --name demo --watch --follow --dry-run; st k8shazgpu vllm sync --name x extra' <<'EOF'
+exit 2
+k8shazgpu vllm sync: --name N is required: the run to sync
+exit 2
+k8shazgpu vllm sync: --name "Bad_Name": not a run name
+exit 2
+k8shazgpu vllm sync: --interval: seconds (1, 0.5), not "soon"
+exit 2
+k8shazgpu vllm run: --watch and --follow: one or the other (the log: kubectl logs -f)
+exit 2
+k8shazgpu vllm sync: unexpected argument "extra"
+EOF
 done_testing

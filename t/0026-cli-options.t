@@ -315,6 +315,9 @@ commands:
   vllm run [options] [-- CMD...]
                           this vLLM checkout, as it is, on cluster GPUs
                           (k8shazgpu-vllm(1))
+  vllm sync --name N [--watch]
+                          the working tree's edits into run N's pod, its
+                          command restarted
   run --image IMAGE [options] [-- CMD...]
                           a command on cluster GPUs (k8shazgpu-run(1))
   cleanup --name RUN | --all
@@ -336,6 +339,9 @@ check_output 'a group is a marked program k8shazgpu-NAME: beside the dispatcher,
   vllm run [options] [-- CMD...]
                           this vLLM checkout, as it is, on cluster GPUs
                           (k8shazgpu-vllm(1))
+  vllm sync --name N [--watch]
+                          the working tree's edits into run N's pod, its
+                          command restarted
   hello                   says hello
   run --image IMAGE [options] [-- CMD...]
 hello a b c [x] [c] [json]

@@ -625,6 +625,36 @@ pending node gone reports no cache status
 ready b
 EOF
 
+# vllm-provenance.jq
+cat >prov.in <<'EOF'
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"r-pack-0"},"data":{}}
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"r-pack-1"},"data":{}}
+{"kind":"checkout","image":"reg/vllm:abc","image_digest":"sha256:1111111111111111111111111111111111111111111111111111111111111111","base":"aaaa","head":"bbbb","merge_base":"aaaa","pack_sha256":"cccc","pack_size":10,"bytes":9,"files":{"put":1,"link":0,"del":0}}
+{"kind":"checkout","image":"reg/vllm:abc","base":"aaaa","head":"bbbb","merge_base":"aaaa","pack_sha256":"cccc","pack_size":10,"bytes":9,"files":{"put":1,"link":0,"del":0}}
+EOF
+# prov N: the record made of the ConfigMaps and checkout record N (3 or 4)
+prov() { sed -n "1,2p;$1p" prov.in | jq -n -c --arg name r --arg ns n --arg gpus 2 --arg ids '' --arg port 8000 --arg prefer node1 \
+	--argjson tols '["k=v:NoSchedule"]' -f "$J/vllm-provenance.jq" --args -- vllm serve 'a b'; }
+check_output 'vllm-provenance.jq: the image by the digest the registry named (null when none), the pack and its ConfigMaps, argv, the GPU request' \
+	'prov 3; prov 4 | jq -c "[.image, .image_tag]"' <<'EOF'
+{"kind":"vllm-run","version":1,"run":"r","namespace":"n","image":"reg/vllm@sha256:1111111111111111111111111111111111111111111111111111111111111111","image_tag":"reg/vllm:abc","base":"aaaa","head":"bbbb","merge_base":"aaaa","pack":{"sha256":"cccc","size":10,"bytes":9,"files":{"put":1,"link":0,"del":0},"configmaps":["r-pack-0","r-pack-1"]},"argv":["vllm","serve","a b"],"gpus":2,"gpu_ids":"","port":8000,"prefer_node":"node1","tolerations":["k=v:NoSchedule"]}
+[null,"reg/vllm:abc"]
+EOF
+# vllm-replay.jq
+prov 3 >prov.json
+cat >cms.in <<'EOF'
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"r-pack-1","uid":"u1"},"immutable":true,"data":{"index.json":"{}"}}
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"},"data":{"x":"y"}}
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"r-pack-0","uid":"u0"},"immutable":true,"data":{"index.json":"{}"},"binaryData":{"pack.000":"eA=="}}
+EOF
+check_output 'vllm-replay.jq: the first run'"'"'s ConfigMaps under the new run'"'"'s names, in the provenance'"'"'s order, then the checkout record; a ConfigMap gone named' \
+	'jq -n -c --arg name again --arg ns m --argjson prov "$(cat prov.json)" -f "$J/vllm-replay.jq" cms.in;
+	 sed 3d cms.in | jq -n -c --arg name again --arg ns m --argjson prov "$(cat prov.json)" -f "$J/vllm-replay.jq"' <<'EOF'
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"again-pack-0","namespace":"m","labels":{"app.kubernetes.io/managed-by":"k8shazgpu","canhazgpu.dev/run":"again","canhazgpu.dev/workload":"vllm"},"annotations":{"canhazgpu.dev/pack-sha256":"cccc"}},"immutable":true,"data":{"index.json":"{}"},"binaryData":{"pack.000":"eA=="}}
+{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"again-pack-1","namespace":"m","labels":{"app.kubernetes.io/managed-by":"k8shazgpu","canhazgpu.dev/run":"again","canhazgpu.dev/workload":"vllm"},"annotations":{"canhazgpu.dev/pack-sha256":"cccc"}},"immutable":true,"data":{"index.json":"{}"}}
+{"kind":"checkout","remote_url":null,"branch":null,"base_ref":"run r","image":"reg/vllm@sha256:1111111111111111111111111111111111111111111111111111111111111111","image_tag":"reg/vllm:abc","image_digest":null,"base":"aaaa","head":"bbbb","merge_base":"aaaa","pack_sha256":"cccc","pack_size":10,"bytes":9,"files":{"put":1,"link":0,"del":0}}
+{"missing":"r-pack-0"}
+EOF
 check 'every program of scripts/jq has its fixture here' \
 	'for f in "$J"/*.jq; do n=$(basename "$f" .jq); grep -q "J/$n\.jq\|include \"$n\"" "$TOP/t/0027-jq.t" || { echo "$n: no fixture"; exit 1; }; done'
 check 'no script evaluates what jq prints' '! grep -n "eval.*jq" "$TOP"/scripts/*'

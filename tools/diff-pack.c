@@ -51,20 +51,22 @@
 	"[--check [-w n]]\n"                                                    \
 	"                 [-o packfile] [-x cap] [-k prefix -n namespace "      \
 	"[-l k=v]...] [-j]\n"                                                   \
+	"                 [--since state]\n"                                    \
 	"       diff-pack -u [-d packdir | -f packfile] [-t tree] [-P pkgdir] " \
-	"[-s sha256] [-q] [-c]\n"                                               \
+	"[-s sha256] [-S state] [-q] [-c]\n"                                    \
 	"       diff-pack --install dest\n"
 
 #define DEFAULT_REPO "public.ecr.aws/q9t5s3a7/vllm-ci-postmerge-repo"
 #define DEFAULT_CAP "8M"
 #define DEFAULT_TREE "/vllm-workspace"
 
-enum { OPT_FETCH = 256, OPT_CHECK, OPT_INSTALL };
+enum { OPT_FETCH = 256, OPT_CHECK, OPT_INSTALL, OPT_SINCE };
 
 static const struct option longopts[] = {
 	{"fetch", no_argument, NULL, OPT_FETCH},
 	{"check", no_argument, NULL, OPT_CHECK},
 	{"install", required_argument, NULL, OPT_INSTALL},
+	{"since", required_argument, NULL, OPT_SINCE},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -96,6 +98,9 @@ help(void)
 	     "  -n NAMESPACE  their namespace (with -k)\n"
 	     "  -l K=V        a label on them (repeatable)\n"
 	     "  -j            the record compact (it always is)\n"
+	     "  --since STATE only what differs from a pod's tree, as its\n"
+	     "                state file (diff-pack -u -S) says it is; the\n"
+	     "                base is the state's\n"
 	     "unpack mode:\n"
 	     "  -u            verify and apply a pack\n"
 	     "  -d PACKDIR    a directory of index.json and pack.NNN chunks\n"
@@ -107,6 +112,8 @@ help(void)
 	     "  -c            check only: verify the pack and judge its paths\n"
 	     "                and links as -u does without the image; write\n"
 	     "                nothing, open no tree\n"
+	     "  -S STATE      keep in STATE what the packs made each path\n"
+	     "                (for a later --since)\n"
 	     "  --install DEST  copy this program to DEST (mode 0755)\n"
 	     "  -h            this help;  -V  the version");
 }
@@ -132,7 +139,7 @@ main(int argc, char **argv)
 	struct given g = {0};
 	const char *install = NULL, *cap = NULL, *walk = NULL;
 	const char *image = NULL, *repo = NULL, *prefix = NULL, *ns = NULL;
-	const char *dir = NULL, *base = NULL, *out = NULL;
+	const char *dir = NULL, *base = NULL, *out = NULL, *since = NULL;
 	char **labels = NULL;
 	size_t nlabels = 0;
 	int c, fetch = 0, check = 0;
@@ -142,16 +149,17 @@ main(int argc, char **argv)
 	/* jansson draws its hash seed here, before any thread starts */
 	json_object_seed(0);
 	while ((c = getopt_long(argc, argv,
-			"C:b:i:r:w:o:x:k:n:l:jud:f:t:P:s:qchV", longopts,
+			"C:b:i:r:w:o:x:k:n:l:jud:f:t:P:s:S:qchV", longopts,
 			NULL)) != -1) {
-		if (c == OPT_FETCH || c == OPT_CHECK ||
+		if (c == OPT_FETCH || c == OPT_CHECK || c == OPT_SINCE ||
 			(c < 128 && c > 0 && strchr("Cbirwoxknlj", c))) {
 			g.pack = 1;
 			pack_opt[1] = (char)c;
 			g.pack_opt = c == OPT_FETCH ? "--fetch"
 				: c == OPT_CHECK    ? "--check"
+				: c == OPT_SINCE    ? "--since"
 						    : pack_opt;
-		} else if (c < 128 && c > 0 && strchr("dftPsqc", c)) {
+		} else if (c < 128 && c > 0 && strchr("dftPsSqc", c)) {
 			unpack_opt[1] = (char)c;
 			g.unpack_opt = unpack_opt;
 		}
@@ -162,6 +170,7 @@ main(int argc, char **argv)
 		case 'i': image = optarg; break;
 		case 'r': repo = optarg; break;
 		case OPT_CHECK: check = 1; break;
+		case OPT_SINCE: since = optarg; break;
 		case 'w': walk = optarg; break;
 		case 'o': out = optarg; break;
 		case 'x': cap = optarg; break;
@@ -183,6 +192,7 @@ main(int argc, char **argv)
 		case 's': u.sha256 = optarg; break;
 		case 'q': u.quiet = 1; break;
 		case 'c': u.check_only = 1; break;
+		case 'S': u.state = optarg; break;
 		case OPT_INSTALL:
 			g.install = 1;
 			install = optarg;
@@ -216,7 +226,7 @@ main(int argc, char **argv)
 #ifdef DP_UNPACK_ONLY
 	(void)install, (void)cap, (void)walk, (void)image, (void)repo;
 	(void)prefix, (void)ns, (void)dir, (void)base, (void)out;
-	(void)fetch, (void)check;
+	(void)fetch, (void)check, (void)since;
 	free(labels);
 	err_die(HAZ_USAGE, "this build only unpacks (-u)");
 #else
@@ -231,13 +241,18 @@ main(int argc, char **argv)
 			.cm_prefix = prefix,
 			.cm_ns = ns,
 			.labels = labels,
-			.nlabels = nlabels};
+			.nlabels = nlabels,
+			.since = since};
 		const char *env;
 		char *end;
 		long w;
 
 		if (image && repo)
 			usage("-i and -r: give one", NULL);
+		if (since && (base || fetch || image || repo || check))
+			usage("--since takes the base of the pod's state: no "
+			      "-b, --fetch, -i, -r or --check",
+				NULL);
 		if (!prefix != !ns)
 			usage("-k and -n go together", NULL);
 		if (nlabels && !prefix)

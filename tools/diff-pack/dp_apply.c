@@ -37,6 +37,7 @@
 
 #include "dp_apply.h"
 #include "dp_path.h"
+#include "dp_state.h"
 #include "err.h"
 #include "sha1.h"
 #include "sha256.h"
@@ -1541,6 +1542,48 @@ check_only(struct ctx *c, char want[65])
 	return check_record(c);
 }
 
+/* keep_state records in -S's state what each entry made its path: a
+ * pack of the state's base updates it, another starts it anew. */
+static int
+keep_state(struct ctx *c)
+{
+	const char *base = json_string_value(
+		json_object_get(c->p.manifest, "base"));
+	char *was = NULL, blob[41];
+	json_t *files;
+	size_t i;
+	int st;
+
+	if (!c->o->state)
+		return 0;
+	if (!(files = dp_state_load(c->o->state, &was)))
+		return HAZ_FAIL;
+	if (!was || !base || strcmp(was, base))
+		json_object_clear(files);
+	for (i = 0; i < c->p.nents; i++) {
+		const struct ent *x = &c->p.ents[i];
+		if (x->op == OP_DEL) {
+			json_object_set_new(files, x->path, json_null());
+			continue;
+		}
+		if (x->op == OP_PUT)
+			dp_state_blob(c->p.buf + c->p.data + x->off, x->size,
+				blob);
+		else
+			dp_state_blob(x->target, x->target_len, blob);
+		json_object_set_new(files, x->path,
+			json_pack("{s:s, s:s}", "mode",
+				x->op == OP_LINK  ? "120000"
+					: x->exec ? "100755"
+						  : "100644",
+				"blob", blob));
+	}
+	st = dp_state_save(c->o->state, base ? base : "", files) ? HAZ_FAIL : 0;
+	json_decref(files);
+	free(was);
+	return st;
+}
+
 /* The order files land in: deletes first (a file may become a
  * directory), symlinks last (none is in place while files are written). */
 static const enum op land_order[] = {OP_DEL, OP_PUT, OP_LINK};
@@ -1614,7 +1657,7 @@ unpack(struct ctx *c, char **found)
 				!c->p.ents[i].skip &&
 				(st = apply(c, &c->p.ents[i])))
 				return st;
-	if ((st = mark(c)))
+	if ((st = mark(c)) || (st = keep_state(c)))
 		return st;
 	return record(c, 0);
 already:

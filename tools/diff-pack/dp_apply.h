@@ -33,6 +33,7 @@ struct dp_unpack_opts {
 	int quiet;          /* no record on stdout */
 	int check_only;     /* verify and judge the pack, open no tree,
 			       write nothing (-c) */
+	const char *state;  /* -S: the state file kept (dp_state), or NULL */
 };
 
 /* dp_unpack applies the pack (with check_only: judges it as far as

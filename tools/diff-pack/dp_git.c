@@ -27,6 +27,7 @@
 #include "b64.h"
 #include "dp_apply.h"
 #include "dp_path.h"
+#include "dp_state.h"
 #include "err.h"
 #include "jbuf.h"
 #include "nd.h"
@@ -45,6 +46,7 @@ struct entry {
 	char base_blob[41]; /* "" when the base has no blob at path */
 	char *renamed_to;   /* del: the new side of a rename */
 	unsigned base_mode; /* the base's file mode at path, with base_blob */
+	int pinned;         /* --since: the pod's state decided its base_blob */
 	uint64_t offset;    /* put: into the pack's data */
 };
 
@@ -66,6 +68,7 @@ struct ctx {
 	size_t pack_len, data_size;
 	char pack_sha[65];
 	char *pack_path;
+	json_t *since; /* --since: the pod's state's files */
 };
 
 /* warn says msg on stderr and keeps it for the record. */
@@ -1573,6 +1576,113 @@ out:
 	return st;
 }
 
+/* ---- a pack since what a pod applied (--since)
+ *
+ * The pod's state (dp_state) says what its tree holds at every path a
+ * pack changed. The pack made is then the difference between that tree
+ * and the work tree: each entry of the base → work tree diff whose path
+ * the state holds as the work tree has it is left out; the others carry
+ * as base_blob what the pod holds (the state's blob, or null), which
+ * diff-pack -u checks as it checks a base blob. A path the state holds
+ * that the diff no longer has (an edit undone) is sent as the work tree
+ * has it, which is the base's. */
+
+/* since_base takes the state's base as the base, and no image. */
+static int
+since_base(struct ctx *c)
+{
+	char *base = NULL;
+	git_oid id;
+
+	if (!(c->since = dp_state_load(c->o->since, &base)))
+		return DP_CORRUPT;
+	if (!base || git_oid_fromstr(&id, base) < 0 ||
+		git_commit_lookup(&c->mb, c->repo, &id) < 0) {
+		err_warn("%s: the pod's base %s is not a commit of %s",
+			c->o->since, base ? base : "(none)", c->root);
+		free(base);
+		return DP_NOTREE;
+	}
+	free(base);
+	oid_hex(&id, c->mb_hex);
+	git_object_dup((git_object **)&c->base, (git_object *)c->mb);
+	memcpy(c->base_hex, c->mb_hex, 41);
+	return 0;
+}
+
+static int
+has_entry(struct ctx *c, const char *path)
+{
+	struct entry key = {.path = (char *)path};
+
+	return c->n && bsearch(&key, c->e, c->n, sizeof *c->e, cmp_entry);
+}
+
+/* since_reverts adds an entry for each path of the state that the diff
+ * does not have: the work tree holds the base's there. */
+static int
+since_reverts(struct ctx *c)
+{
+	const char *path, *why;
+	size_t n = c->n;
+	json_t *v;
+
+	json_object_foreach(c->since, path, v) {
+		(void)v;
+		if ((why = dp_path_bad(path, strlen(path)))) {
+			err_warn("%s: %s: %s", c->o->since, path, why);
+			return DP_CORRUPT;
+		}
+		if (!has_entry(c, path) && sync_path(c, path, 0, NULL) < 0)
+			return HAZ_FAIL;
+	}
+	if (c->n > n)
+		qsort(c->e, c->n, sizeof *c->e, cmp_entry);
+	return 0;
+}
+
+/* since_filter leaves out what the pod holds already and pins the
+ * others' base_blob to what it holds. */
+static int
+since_filter(struct ctx *c)
+{
+	const char *mode, *blob;
+	char hex[41];
+	size_t i, k;
+	int r;
+
+	for (i = 0, k = 0; i < c->n; i++) {
+		struct entry *e = &c->e[i];
+		const char *want = e->op == OP_DEL ? NULL
+			: e->op == OP_LINK         ? "120000"
+			: e->exec                  ? "100755"
+						   : "100644";
+		if ((r = dp_state_entry(c->since, e->path, &mode, &blob)) < 0) {
+			err_warn("%s: %s: not a state entry", c->o->since,
+				e->path);
+			return DP_CORRUPT;
+		}
+		if (r == 0) {
+			c->e[k++] = *e;
+			continue;
+		}
+		if (want)
+			dp_state_blob(e->data ? e->data : (unsigned char *)"",
+				e->size, hex);
+		if (want ? mode && !strcmp(mode, want) && !strcmp(blob, hex)
+			 : !mode) {
+			entry_free(e);
+			continue;
+		}
+		snprintf(e->base_blob, sizeof e->base_blob, "%s",
+			blob ? blob : "");
+		e->pinned = 1;
+		c->e[k++] = *e;
+	}
+	c->n = k;
+	return 0;
+}
+
 /* ---- the pack */
 
 static int
@@ -1873,8 +1983,10 @@ build_pack(struct ctx *c)
 		return over_cap(c, data, "the pack's files alone are");
 	if ((st = read_all(c)))
 		return st;
+	if (c->since && (st = since_filter(c)))
+		return st;
 	for (i = 0, k = 0; i < c->n; i++) {
-		if (same_as_base(&c->e[i]))
+		if (!c->e[i].pinned && same_as_base(&c->e[i]))
 			entry_free(&c->e[i]);
 		else
 			c->e[k++] = c->e[i];
@@ -2136,6 +2248,7 @@ ctx_free(struct ctx *c)
 	json_decref(c->submodules);
 	json_decref(c->hidden);
 	json_decref(c->warnings);
+	json_decref(c->since);
 }
 
 int
@@ -2153,9 +2266,13 @@ dp_pack(const struct dp_opts *o)
 	c.warnings = json_array();
 	git_libgit2_init(); /* libcurl is set up by registry_open (lib/http) */
 	if (!(st = open_checkout(&c)) && !(st = check_index(&c)) &&
-		!(st = find_base(&c)) && !(st = choose_image(&c)) &&
-		!(st = walk_diff(&c)) && !(st = check_pack(&c)) &&
-		!(st = build_pack(&c)) && !(st = o->out ? write_pack(&c) : 0))
+		!(st = o->since                        ? since_base(&c)
+				: (st = find_base(&c)) ? st
+						       : choose_image(&c)) &&
+		!(st = walk_diff(&c)) &&
+		!(st = o->since ? since_reverts(&c) : 0) &&
+		!(st = check_pack(&c)) && !(st = build_pack(&c)) &&
+		!(st = o->out ? write_pack(&c) : 0))
 		print_record(&c, o->cm_prefix ? print_configmaps(&c) : NULL);
 	ctx_free(&c);
 	git_libgit2_shutdown();

@@ -45,6 +45,7 @@ struct dp_opts {
 	const char *cm_ns;     /* -n: their namespace */
 	char **labels;         /* -l K=V..., nlabels of them */
 	size_t nlabels;
+	const char *since; /* --since: a pod's state file (dp_state) */
 };
 
 /* dp_pack does all of pack mode, printing on stdout; returns diff-pack's
