@@ -62,6 +62,30 @@ if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ] && [ -f "$D/node-state
 		echo " The replay (exit $rc) saw other files than the first run:"
 		diff "$work/want.files" "$work/replay.files" | sed 's/^/   /'
 	fi
+	echo " Edits live in seconds: k8shazgpu vllm run --name live -- vllm serve ./m returns once the pod runs; then"
+	echo " an edit of vllm/config.py, and k8shazgpu vllm sync --name live sends what differs from the pod's tree"
+	echo " (through pods/exec), the pod's applier checks and applies it, and its supervisor restarts the command:"
+	(cd "$VR_DEV" && k8shazgpu -n default vllm run --name live --gpus 1 --prefer-node "$HOST" \
+		--toleration k8shazgpu.dev/real-node --image-repo "$VR_REPO" $skip -- vllm serve ./m) \
+		>"$work/live.out" 2>"$work/live.err" || sed 's/^/   | /' "$work/live.err"
+	# runs N: the pod live printed N listings (one per start of its command)
+	runs() { [ "$(kc logs -n default live 2>/dev/null | grep -c '^argv:')" = "$1" ]; }
+	eventually -i 0.2 60 "the live run's command to start" runs 1
+	echo 'EDITED = True' >>"$VR_DEV/vllm/config.py"
+	t0=$(date +%s.%N)
+	(cd "$VR_DEV" && k8shazgpu -n default vllm sync --name live) 2>&1 | sed 's/^/   | /'
+	eventually -i 0.1 30 "the synced command to start again" runs 2
+	t1=$(date +%s.%N)
+	kc logs -n default live | awk '/^argv:/ { n++ } n == 1 && !/^argv:/' >"$work/live.files"
+	vr_expect "$VR_DEV" >"$work/live.want"
+	if cmp -s "$work/live.files" "$work/live.want"; then
+		echo " $(echo "$t0 $t1" | awk '{ printf "%.1f", $2 - $1 }') s from the sync to the command running again; it lists the working tree as it is now,"
+		echo " the edit and the new commit included: $(grep -c . "$work/live.want") files. No new claim, pod, image pull or container."
+	else
+		echo " The restarted command saw other files than the working tree:"
+		diff "$work/live.want" "$work/live.files" | sed 's/^/   /'
+	fi
+	k8shazgpu -n default cleanup --name live >/dev/null
 	echo " This command named no model. One that does (vllm serve ORG/NAME, --model, --tokenizer) has each"
 	echo " model put in the cache plan and waited for until a node holds it, and runs there, reading the node's"
 	echo " hub cache read-only with HF_HUB_CACHE and HF_HUB_OFFLINE=1: a cached model is never downloaded again."
