@@ -86,7 +86,7 @@ if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ] && [ -f "$D/node-state
 		diff "$work/live.want" "$work/live.files" | sed 's/^/   /'
 	fi
 	k8shazgpu -n default cleanup --name live >/dev/null
-	echo " This command named no model. One that does (vllm serve ORG/NAME, --model, --tokenizer) has each"
+	echo " These commands named no model. One that does (vllm serve ORG/NAME, --model, --tokenizer) has each"
 	echo " model put in the cache plan and waited for until a node holds it, and runs there, reading the node's"
 	echo " hub cache read-only with HF_HUB_CACHE and HF_HUB_OFFLINE=1: a cached model is never downloaded again."
 	echo " A model the cache cannot fetch fails the run, with the node's reason, before a GPU is claimed."
