@@ -25,14 +25,8 @@ D=$K8SHAZGPU_SIM_DIR
 . "$D/node-state"
 [ -n "${REGISTRY_PORT:-}" ] || skip_all "the shared cluster has no registry"
 command -v diff-pack >/dev/null 2>&1 || skip_all "diff-pack is not built"
-# the pods' applier must be the static one: a sanitized build links it
-# dynamically, and the base image has no C library: then the unsanitized
-# build's (B less its -san), or build/'s
-static() { [ -x "$1" ] && ! readelf -d "$1" 2>/dev/null | grep -q NEEDED; }
-for PACKBIN in "$BUILD/static/diff-pack" "${BUILD%-san}/static/diff-pack" "$TOP/build/static/diff-pack" ''; do
-	[ -z "$PACKBIN" ] || ! static "$PACKBIN" || break
-done
-[ -n "$PACKBIN" ] || skip_all "no static diff-pack in $B/static or build/static"
+. "$TOP/t/lib-vllm.sh"
+static_applier
 [ -x "$TOP/scripts/k8shazgpu-vllm" ] || skip_all "scripts/k8shazgpu-vllm is missing"
 NS=t9760
 HOST=$NODE_NAME
@@ -42,15 +36,7 @@ held_by() { ledger | awk -v u="k8s:$NS/$1" '$3 == u { print $1 }' | paste -sd' '
 
 # the CachePlan items the runs added (vllm run without --skip-cache-check
 # adds the image and the repository when missing), by the names they said
-CP=cacheplans.canhazgpu.dev
-if k get "$CP" default >/dev/null 2>&1; then PLAN_BEFORE=1; else PLAN_BEFORE=0; fi
-plan_cleanup() {
-	items=$(cat ./*.err 2>/dev/null | sed -n 's/^cache item \([^ ]*\) added.*/\1/p' | sort -u)
-	# shellcheck disable=SC2086
-	[ -z "$items" ] || k8shazgpu cache remove $items >/dev/null 2>&1
-	[ "$PLAN_BEFORE" = 1 ] || [ "$(k get "$CP" default -o json 2>/dev/null | jq '.spec.items | length')" != 0 ] ||
-		k delete "$CP" default >/dev/null 2>&1
-}
+plan_remember
 cleanup() {
 	[ ! -s repo/gitserve.pid ] || kill "$(cat repo/gitserve.pid)" 2>/dev/null
 	gpu-reserve -a "$D/redis/redis.sock" release -u t9760 >/dev/null 2>&1

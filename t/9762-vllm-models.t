@@ -24,28 +24,15 @@ D=$K8SHAZGPU_SIM_DIR
 [ -n "${REGISTRY_PORT:-}" ] || skip_all "the shared cluster has no registry"
 [ ! -f "$D/installed" ] || skip_all "k8shazgpu is installed in the shared cluster: its node agent's cache is not $D/cache"
 command -v diff-pack >/dev/null 2>&1 && command -v cache-sync >/dev/null 2>&1 || skip_all "diff-pack or cache-sync is not built"
-static() { [ -x "$1" ] && ! readelf -d "$1" 2>/dev/null | grep -q NEEDED; }
-for PACKBIN in "$BUILD/static/diff-pack" "${BUILD%-san}/static/diff-pack" "$TOP/build/static/diff-pack" ''; do
-	[ -z "$PACKBIN" ] || ! static "$PACKBIN" || break
-done
-[ -n "$PACKBIN" ] || skip_all "no static diff-pack in $B/static or build/static"
+. "$TOP/t/lib-vllm.sh"
+static_applier
 K8SHAZGPU_APPLIER=$PACKBIN
 export K8SHAZGPU_APPLIER
 NS=t9762
 HOST=$NODE_NAME
 HUB=$D/cache/hub_cache
-CP=cacheplans.canhazgpu.dev
 NCS=nodecachestatuses.canhazgpu.dev
-
-# the plan items the runs and this test added, by the names they said
-if k get "$CP" default >/dev/null 2>&1; then PLAN_BEFORE=1; else PLAN_BEFORE=0; fi
-plan_cleanup() {
-	items=$(cat ./*.err 2>/dev/null | sed -n 's/^cache item \([^ ]*\) added.*/\1/p' | sort -u)
-	# shellcheck disable=SC2086
-	[ -z "$items" ] || k8shazgpu cache remove $items >/dev/null 2>&1
-	[ "$PLAN_BEFORE" = 1 ] || [ "$(k get "$CP" default -o json 2>/dev/null | jq '.spec.items | length')" != 0 ] ||
-		k delete "$CP" default >/dev/null 2>&1
-}
+plan_remember
 cleanup() {
 	[ ! -s repo/gitserve.pid ] || kill "$(cat repo/gitserve.pid)" 2>/dev/null
 	[ ! -s hub.pid ] || kill "$(cat hub.pid)" 2>/dev/null

@@ -19,11 +19,8 @@ D=$K8SHAZGPU_SIM_DIR
 . "$D/node-state"
 [ -n "${REGISTRY_PORT:-}" ] || skip_all "the shared cluster has no registry"
 command -v diff-pack >/dev/null 2>&1 && command -v pod-exec >/dev/null 2>&1 || skip_all "diff-pack or pod-exec is not built"
-static() { [ -x "$1" ] && ! readelf -d "$1" 2>/dev/null | grep -q NEEDED; }
-for PACKBIN in "$BUILD/static/diff-pack" "${BUILD%-san}/static/diff-pack" "$TOP/build/static/diff-pack" ''; do
-	[ -z "$PACKBIN" ] || ! static "$PACKBIN" || break
-done
-[ -n "$PACKBIN" ] || skip_all "no static diff-pack in $B/static or build/static"
+. "$TOP/t/lib-vllm.sh"
+static_applier
 K8SHAZGPU_APPLIER=$PACKBIN
 export K8SHAZGPU_APPLIER
 NS=t9764

@@ -18,25 +18,13 @@ D=$K8SHAZGPU_SIM_DIR
 . "$D/node-state"
 [ -n "${REGISTRY_PORT:-}" ] || skip_all "the shared cluster has no registry"
 command -v diff-pack >/dev/null 2>&1 || skip_all "diff-pack is not built"
-# the pods' applier must be the static one (as in t/9760)
-static() { [ -x "$1" ] && ! readelf -d "$1" 2>/dev/null | grep -q NEEDED; }
-for PACKBIN in "$BUILD/static/diff-pack" "${BUILD%-san}/static/diff-pack" "$TOP/build/static/diff-pack" ''; do
-	[ -z "$PACKBIN" ] || ! static "$PACKBIN" || break
-done
-[ -n "$PACKBIN" ] || skip_all "no static diff-pack in $B/static or build/static"
+. "$TOP/t/lib-vllm.sh"
+static_applier
 NS=t9766 NS2=t9766-other
 HOST=$NODE_NAME
 
 # the CachePlan items the runs added, taken out at the end
-CP=cacheplans.canhazgpu.dev
-if k get "$CP" default >/dev/null 2>&1; then PLAN_BEFORE=1; else PLAN_BEFORE=0; fi
-plan_cleanup() {
-	items=$(cat ./*.err 2>/dev/null | sed -n 's/^cache item \([^ ]*\) added.*/\1/p' | sort -u)
-	# shellcheck disable=SC2086
-	[ -z "$items" ] || k8shazgpu cache remove $items >/dev/null 2>&1
-	[ "$PLAN_BEFORE" = 1 ] || [ "$(k get "$CP" default -o json 2>/dev/null | jq '.spec.items | length')" != 0 ] ||
-		k delete "$CP" default >/dev/null 2>&1
-}
+plan_remember
 cleanup() {
 	[ ! -s repo/gitserve.pid ] || kill "$(cat repo/gitserve.pid)" 2>/dev/null
 	plan_cleanup

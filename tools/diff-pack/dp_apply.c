@@ -1387,6 +1387,21 @@ marked(struct ctx *c, const char *sha, int *yes)
 	return 0;
 }
 
+/* put_record prints record r (taken) on stdout, one compact line. */
+static int
+put_record(json_t *r)
+{
+	int bad = json_dumpf(r, stdout, JSON_COMPACT) < 0 ||
+		putchar('\n') == EOF || fflush(stdout) == EOF;
+
+	json_decref(r);
+	if (bad) {
+		err_warn("stdout: write:");
+		return HAZ_FAIL;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* the whole unpack */
 
@@ -1395,7 +1410,6 @@ record(struct ctx *c, int already)
 {
 	size_t i, n[3] = {0, 0, 0}, skipped = 0;
 	json_t *r;
-	int bad;
 
 	for (i = 0; i < c->p.nents; i++)
 		if (c->p.ents[i].skip)
@@ -1413,14 +1427,7 @@ record(struct ctx *c, int already)
 		err_warn("record: a path is not UTF-8");
 		return HAZ_FAIL;
 	}
-	bad = json_dumpf(r, stdout, JSON_COMPACT) < 0 || putchar('\n') == EOF ||
-		fflush(stdout) == EOF;
-	json_decref(r);
-	if (bad) {
-		err_warn("stdout: write:");
-		return HAZ_FAIL;
-	}
-	return 0;
+	return put_record(r);
 }
 
 static int
@@ -1490,7 +1497,6 @@ check_record(struct ctx *c)
 {
 	size_t i, n[3] = {0, 0, 0};
 	json_t *r;
-	int bad;
 
 	for (i = 0; i < c->p.nents; i++)
 		n[c->p.ents[i].op]++;
@@ -1502,14 +1508,7 @@ check_record(struct ctx *c)
 		json_object_get(c->p.manifest, "head"), "put",
 		(json_int_t)n[OP_PUT], "link", (json_int_t)n[OP_LINK], "del",
 		(json_int_t)n[OP_DEL]);
-	bad = json_dumpf(r, stdout, JSON_COMPACT) < 0 || putchar('\n') == EOF ||
-		fflush(stdout) == EOF;
-	json_decref(r);
-	if (bad) {
-		err_warn("stdout: write:");
-		return HAZ_FAIL;
-	}
-	return 0;
+	return put_record(r);
 }
 
 /* check_only (-c) judges the pack as unpack does where no image is
