@@ -32,23 +32,8 @@ cleanup || { echo "Bail out! t9747: what an earlier run left is not gone"; exit 
 trap 'cleanup || exit 1' EXIT
 trap 'exit 1' INT TERM
 
-# comp WORD...: COMPREPLY, one a line, for `k8shazgpu WORD...`.
-comp() {
-	bash -c '. "$1"; shift
-		COMP_WORDS=()
-		for a; do
-			while [[ $a == *=* ]]; do
-				[[ -z ${a%%=*} ]] || COMP_WORDS+=("${a%%=*}")
-				COMP_WORDS+=("=")
-				a=${a#*=}
-			done
-			[[ -z $a && ${COMP_WORDS[-1]} == = ]] || COMP_WORDS+=("$a")
-		done
-		COMP_CWORD=$((${#COMP_WORDS[@]} - 1)) COMP_LINE="$*" COMP_POINT=${#COMP_LINE}
-		_k8shazgpu
-		[ ${#COMPREPLY[@]} = 0 ] || printf "%s\n" "${COMPREPLY[@]}"' \
-		bash "$TOP/scripts/completion/k8shazgpu.bash" k8shazgpu "$@"
-}
+# comp WORD...: COMPREPLY, one a line, for `k8shazgpu WORD...` (t/lib-complete.sh)
+. "$TOP/t/lib-complete.sh"
 
 # two namespaces; in A two claims, one of them a run's, and two
 # GPUWorkloads; B empty; a node no agent reports for; two cache items

@@ -44,10 +44,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 # ---- the repository and its base image; the cluster's side
-. "$TOP/t/vllmrepo"
-vr_all "$SCRATCH/repo" "$REGISTRY_PORT" "$(free_port)" >/dev/null 2>repo.err ||
-	{ echo "Bail out! t/vllmrepo: $(tail -n 3 repo.err)"; exit 1; }
-. "$SCRATCH/repo/vllmrepo.env"
+vllm_repo
 yaml2json "$TOP/manifests/deviceclasses.yaml" | claim-make -a >/dev/null
 for f in cacheplans nodecachestatuses; do
 	crd_apply "$TOP/manifests/crds/$f.yaml" || { echo "Bail out! t9762: $f.yaml not applied"; exit 1; }

@@ -33,10 +33,7 @@ cleanup || { echo "Bail out! t9764: what an earlier run left is not gone"; exit 
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-. "$TOP/t/vllmrepo"
-vr_all "$SCRATCH/repo" "$REGISTRY_PORT" "$(free_port)" >/dev/null 2>repo.err ||
-	{ echo "Bail out! t/vllmrepo: $(tail -n 3 repo.err)"; exit 1; }
-. "$SCRATCH/repo/vllmrepo.env"
+vllm_repo
 yaml2json "$TOP/manifests/deviceclasses.yaml" | claim-make -a >/dev/null
 k create namespace "$NS" >/dev/null
 eventually 60 k get serviceaccount default -n "$NS" >/dev/null

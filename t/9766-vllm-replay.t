@@ -35,10 +35,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 # ---- the repository, its base image, the developer's clone
-. "$TOP/t/vllmrepo"
-vr_all "$SCRATCH/repo" "$REGISTRY_PORT" "$(free_port)" >/dev/null 2>repo.err ||
-	{ echo "Bail out! t/vllmrepo: $(tail -n 3 repo.err)"; exit 1; }
-. "$SCRATCH/repo/vllmrepo.env"
+vllm_repo
 K8SHAZGPU_APPLIER=$PACKBIN
 export K8SHAZGPU_APPLIER
 yaml2json "$TOP/manifests/deviceclasses.yaml" | claim-make -a >/dev/null

@@ -28,3 +28,13 @@ plan_cleanup() {
 	[ "$PLAN_BEFORE" = 1 ] || [ "$(k get "$CP" default -o json 2>/dev/null | jq '.spec.items | length')" != 0 ] ||
 		k delete "$CP" default >/dev/null 2>&1
 }
+
+# vllm_repo: the stand-in vLLM repository, its base image pushed to the
+# cluster's registry and a developer's clone (t/vllmrepo), in
+# $SCRATCH/repo; its variables (VR_*) set.
+vllm_repo() {
+	. "$TOP/t/vllmrepo"
+	vr_all "$SCRATCH/repo" "$REGISTRY_PORT" "$(free_port)" >/dev/null 2>repo.err ||
+		{ echo "Bail out! t/vllmrepo: $(tail -n 3 repo.err)"; exit 1; }
+	. "$SCRATCH/repo/vllmrepo.env"
+}
