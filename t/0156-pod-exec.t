@@ -14,8 +14,8 @@ usage: pod-exec [-n namespace] [-c container] [-i file] [-t seconds]
 exit 0
 EOF
 
-check_output 'no pod, no command, a bad -t, an unknown option: the usage, exit 2' \
-	'for a in "" "p" "-t soon p true" "-t 0 p true" "-x p true"; do st pod-exec $a | grep -v "^ "; done' <<'EOF'
+check_output 'no pod, no command, a bad -t, unknown options, a missing value: named by the tool, the usage, exit 2' \
+	'for a in "" "p" "-t soon p true" "-t 0 p true" "-x p true" "--bogus p true" "-n"; do st pod-exec $a | grep -v "^ "; done' <<'EOF'
 usage: pod-exec [-n namespace] [-c container] [-i file] [-t seconds]
 exit 2
 usage: pod-exec [-n namespace] [-c container] [-i file] [-t seconds]
@@ -26,7 +26,13 @@ exit 2
 pod-exec: -t: not a positive number: 0
 usage: pod-exec [-n namespace] [-c container] [-i file] [-t seconds]
 exit 2
-pod-exec: invalid option -- 'x'
+pod-exec: unknown option -x
+usage: pod-exec [-n namespace] [-c container] [-i file] [-t seconds]
+exit 2
+pod-exec: unknown option --bogus
+usage: pod-exec [-n namespace] [-c container] [-i file] [-t seconds]
+exit 2
+pod-exec: -n needs an argument
 usage: pod-exec [-n namespace] [-c container] [-i file] [-t seconds]
 exit 2
 EOF

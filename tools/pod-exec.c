@@ -91,7 +91,8 @@ main(int argc, char **argv)
 	int c, code;
 
 	err_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "+n:c:i:t:hV", longopts, NULL)) !=
+	opterr = 0; /* the messages name the tool, not argv[0] */
+	while ((c = getopt_long(argc, argv, "+:n:c:i:t:hV", longopts, NULL)) !=
 		-1) {
 		switch (c) {
 		case 'n': r.ns = optarg; break;
@@ -107,7 +108,15 @@ main(int argc, char **argv)
 		case 'V':
 			puts("pod-exec " HAZ_VERSION);
 			return nd_finish(HAZ_OK);
-		default: opt_usage(USAGE);
+		case ':':
+			err_warn("%s needs an argument", argv[optind - 1]);
+			opt_usage(USAGE);
+		default:
+			if (optopt)
+				err_warn("unknown option -%c", optopt);
+			else
+				err_warn("unknown option %s", argv[optind - 1]);
+			opt_usage(USAGE);
 		}
 	}
 	if (argc - optind < 2)
