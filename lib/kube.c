@@ -16,6 +16,8 @@
 #include "err.h"
 #include "http.h"
 #include "jbuf.h"
+#include "jitems.h"
+#include "jload.h"
 #include "kube.h"
 
 #define LINE_MAX_BYTES (64L << 20)   /* a longer watch line is refused */
@@ -338,18 +340,17 @@ collect(char *p, size_t size, size_t n, void *arg)
 	return b->over ? 0 : size * n;
 }
 
-/* request sends one request with an optional JSON body and decodes the
- * JSON answer. */
-static json_t *
-request(struct kube *k, const char *method, const char *path,
-	const char *accept, const char *ctype, const json_t *body,
+/* request_text sends one request with an optional JSON body and returns
+ * the text of a 2xx answer (malloc'd, NUL-terminated, its length in
+ * *len), or NULL with e filled. */
+static char *
+request_text(struct kube *k, const char *method, const char *path,
+	const char *accept, const char *ctype, const json_t *body, size_t *len,
 	struct kube_error *e)
 {
 	struct buf b = {.max = BODY_MAX_BYTES};
 	struct curl_slist *hdrs;
 	char *payload = NULL, *ct = NULL;
-	json_t *out = NULL;
-	json_error_t jerr;
 	CURLcode rc;
 	long code = 0;
 
@@ -377,14 +378,49 @@ request(struct kube *k, const char *method, const char *path,
 		transport_error(k, rc, method, path, e);
 	else if (code < 200 || code > 299)
 		status_error(e, k, code, method, path, b.p, b.len);
-	else if (!(out = json_loadb(b.p ? b.p : "", b.len, 0, &jerr)))
-		seterr(e, KUBE_EBADDATA, code,
-			"%s %.*s: invalid JSON answer: %s", method,
-			pathonly(path), path, jerr.text);
 	curl_slist_free_all(hdrs);
 	free(payload);
 	free(ct);
-	free(b.p);
+	if (e->kind != KUBE_OK) {
+		free(b.p);
+		return NULL;
+	}
+	e->status = code;
+	*len = b.len;
+	return b.p ? b.p : estrdup("");
+}
+
+/* bad_json fills e: the answer to method path is not JSON. */
+static void
+bad_json(struct kube_error *e, const char *method, const char *path,
+	const char *what, const json_error_t *je)
+{
+	long code = e->status;
+
+	seterr(e, KUBE_EBADDATA, code, "%s %.*s: invalid JSON answer: %s%s",
+		method, pathonly(path), path, what, je->text);
+}
+
+/* request sends one request with an optional JSON body and decodes the
+ * JSON answer. */
+static json_t *
+request(struct kube *k, const char *method, const char *path,
+	const char *accept, const char *ctype, const json_t *body,
+	struct kube_error *e)
+{
+	json_error_t jerr;
+	json_t *out;
+	size_t len;
+	char *text = request_text(k, method, path, accept, ctype, body, &len,
+		e);
+
+	if (!text)
+		return NULL;
+	if (!(out = json_loadb(text, len, 0, &jerr)))
+		bad_json(e, method, path, "", &jerr);
+	else
+		e->status = 0;
+	free(text);
 	return out;
 }
 
@@ -484,30 +520,120 @@ typed(json_t *item, const char *api_version, const char *kind)
 	return out;
 }
 
-/* add_page hands the items of page to fn; returns the continue token
- * (borrowed from page) or NULL, with *stop set when fn said stop. */
-static const char *
-add_page(json_t *page, kube_item_fn *fn, void *arg, char **rv, int *stop)
-{
-	json_t *meta = json_object_get(page, "metadata"), *item, *t;
-	const char *lkind = json_string_value(json_object_get(page, "kind"));
-	const char *api = json_string_value(
-		json_object_get(page, "apiVersion"));
-	const char *cont, *v;
-	char *kind = NULL;
-	size_t i, n;
+/* struct page: one page of a list, read item by item where its text
+ * allows (jitems.h), else whole. */
+struct page {
+	char *text;
+	size_t len, a, b; /* [a, b): the items array; b == 0: none split */
+	json_t *top;      /* the page with its items taken out, or whole */
+	char *kind;       /* of each item: the list's kind less "List" */
+	const char *api;
+};
 
+static void
+page_free(struct page *pg)
+{
+	free(pg->text);
+	json_decref(pg->top);
+	free(pg->kind);
+	memset(pg, 0, sizeof *pg);
+}
+
+/* page_read reads pg->text: its top level with the items array emptied
+ * when ji_split finds it, else whole. Returns 0, or -1 with e filled. */
+static int
+page_read(struct page *pg, const char *path, struct kube_error *e)
+{
+	json_error_t je;
+	const char *lkind;
+	char *top;
+	size_t n;
+
+	if (ji_split(pg->text, pg->len, &pg->a, &pg->b) == 0) {
+		n = pg->len - (pg->b - pg->a) + 2;
+		top = emalloc(n + 1);
+		memcpy(top, pg->text, pg->a);
+		memcpy(top + pg->a, "[]", 2);
+		memcpy(top + pg->a + 2, pg->text + pg->b, pg->len - pg->b + 1);
+		pg->top = jl_loadb(top, n, 0, &je);
+		free(top);
+	} else {
+		pg->b = 0;
+		pg->top = jl_loadb(pg->text, pg->len, 0, &je);
+	}
+	if (!pg->top) {
+		bad_json(e, "GET", path, "", &je);
+		return -1;
+	}
+	lkind = json_string_value(json_object_get(pg->top, "kind"));
+	pg->api = json_string_value(json_object_get(pg->top, "apiVersion"));
 	if (lkind && (n = strlen(lkind)) > 4 &&
 		strcmp(lkind + n - 4, "List") == 0)
-		kind = easprintf("%.*s", (int)(n - 4), lkind);
-	json_array_foreach(json_object_get(page, "items"), i, item) {
-		t = typed(item, api, kind);
-		*stop = fn(t, arg);
-		json_decref(t);
-		if (*stop)
-			break;
+		pg->kind = easprintf("%.*s", (int)(n - 4), lkind);
+	return 0;
+}
+
+/* page_item hands item (taken) to fn, typed; returns what fn said. */
+static int
+page_item(const struct page *pg, json_t *item, kube_item_fn *fn, void *arg)
+{
+	json_t *t = typed(item, pg->api, pg->kind);
+	int stop;
+
+	json_decref(item);
+	stop = fn(t, arg);
+	json_decref(t);
+	return stop;
+}
+
+/* page_items hands the items of pg to fn, one read at a time from the
+ * text when it was split; returns 0, or -1 with e filled (*stop set when
+ * fn said stop). */
+static int
+page_items(const struct page *pg, const char *path, kube_item_fn *fn,
+	void *arg, int *stop, struct kube_error *e)
+{
+	json_error_t je;
+	json_t *item;
+	size_t i, pos = 0, s, end;
+	char what[64];
+	int r;
+
+	if (!pg->b) {
+		json_array_foreach(json_object_get(pg->top, "items"), i, item)
+			if ((*stop = page_item(pg, json_incref(item), fn, arg)))
+				return 0;
+		return 0;
 	}
-	free(kind);
+	for (i = 0; (r = ji_next(pg->text, pg->a, pg->b, &pos, &s, &end));
+		i++) {
+		if (r < 0) {
+			snprintf(je.text, sizeof je.text,
+				"items: a value or ',' expected at byte %zu",
+				pos + 1);
+			bad_json(e, "GET", path, "", &je);
+			return -1;
+		}
+		if (!(item = jl_loadb(pg->text + s, end - s, 0, &je))) {
+			snprintf(what, sizeof what, "items[%zu] (byte %zu): ", i,
+				s + 1);
+			bad_json(e, "GET", path, what, &je);
+			return -1;
+		}
+		if ((*stop = page_item(pg, item, fn, arg)))
+			return 0;
+	}
+	return 0;
+}
+
+/* page_next takes the resourceVersion of pg into *rv and returns its
+ * continue token (borrowed from pg) or NULL. */
+static const char *
+page_next(const struct page *pg, char **rv)
+{
+	json_t *meta = json_object_get(pg->top, "metadata");
+	const char *cont, *v;
+
 	if ((v = json_string_value(json_object_get(meta, "resourceVersion")))) {
 		free(*rv);
 		*rv = estrdup(v);
@@ -517,15 +643,16 @@ add_page(json_t *page, kube_item_fn *fn, void *arg, char **rv, int *stop)
 }
 
 /* list_once gets every page; a continue token that expired midway
- * (410) is reported as KUBE_EGONE with *expired set. */
+ * (410) is reported as KUBE_EGONE with *expired set. Only one page is
+ * held at a time, as text, with one item read from it. */
 static int
 list_once(struct kube *k, const char *path, long limit, kube_item_fn *fn,
 	void *arg, char **rv, int *expired, struct kube_error *e)
 {
-	json_t *page = NULL;
+	struct page pg = {0};
 	const char *cont = NULL;
 	char *p, num[32];
-	int stop = 0;
+	int stop = 0, ret = 0;
 
 	do {
 		p = estrdup(path);
@@ -536,14 +663,22 @@ list_once(struct kube *k, const char *path, long limit, kube_item_fn *fn,
 		if (cont)
 			kube_query(&p, "continue", cont);
 		*expired = cont != NULL;
-		json_decref(page);
-		page = kube_get(k, p, e);
+		page_free(&pg);
+		pg.text = request_text(k, "GET", p, json_accept,
+			"application/json", NULL, &pg.len, e);
+		ret = !pg.text || page_read(&pg, p, e) < 0 ||
+				page_items(&pg, p, fn, arg, &stop, e) < 0
+			? -1
+			: 0;
 		free(p);
-		if (!page)
-			return -1;
-		cont = add_page(page, fn, arg, rv, &stop);
+		if (ret < 0)
+			break;
+		cont = page_next(&pg, rv);
 	} while (cont && !stop);
-	json_decref(page);
+	page_free(&pg);
+	if (ret < 0)
+		return -1;
+	e->status = 0;
 	if (stop) {
 		seterr(e, KUBE_ESTOPPED, 0, "GET %s: stopped", path);
 		return -1;

@@ -1,0 +1,112 @@
+#!/bin/sh
+# A List page read item by item (lib/jitems through t/unit/jitems, then
+# lib/kube's kube_list against an HTTPS server on 127.0.0.1 that serves
+# crafted pages, t/tlsserve -b): the items array is found in the text
+# without reading the page whole; strings holding brackets, quotes and
+# escapes, a nested "items" key and every kind of element are stepped
+# over as JSON reads them; a page whose items cannot be split (none, two,
+# an escaped key, not an object) is read whole with the same result; a
+# malformed element or separator is named by its index and byte, and the
+# list fails (kind baddata) with nothing handed on.
+. "$(dirname "$0")/lib.sh"
+
+cat >elements.json <<'EOF'
+{"kind":"NodeList","metadata":{"items":[1]},"items":[ {"a":"}]\"x"} , [1,[2]] ,"s,]" ,3e5,null ],"x":{}}
+EOF
+check_output 'jitems: the items array and each element, found in the text' 'unit jitems <elements.json' <<'EOF'
+split 52 96
+54 67 {"a":"}]\"x"}
+70 77 [1,[2]]
+79 84 "s,]"
+86 89 3e5
+90 94 null
+end
+EOF
+
+check_output 'jitems: an empty array; what is read whole; bad separators named by byte' '
+	for p in "{\"items\":[]}" "{\"items\":null}" "{\"items\":[1],\"items\":[2]}" \
+		"{\"it\\u0065ms\":[1]}" "[1]" "{\"items\":[{\"a\":\"open]}" "{\"a\" 1}" \
+		"{\"items\":[1,]}" "{\"items\":[1 2]}" "{\"items\":[,1]}"; do
+		printf "%s" "$p" | unit jitems; echo "exit $?"
+	done' <<'EOF'
+split 9 11
+end
+exit 0
+whole
+exit 0
+whole
+exit 0
+whole
+exit 0
+whole
+exit 0
+whole
+exit 0
+whole
+exit 0
+split 9 13
+10 11 1
+error at byte 13
+exit 1
+split 9 14
+10 11 1
+error at byte 13
+exit 1
+split 9 13
+error at byte 11
+exit 1
+EOF
+
+# ---- kube_list against crafted pages ----
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-keyout tls.key -out tls.crt -days 2 -subj /CN=localhost \
+	-addext subjectAltName=IP:127.0.0.1,DNS:localhost 2>openssl.err ||
+	{ echo "Bail out! openssl could not make a certificate: $(cat openssl.err)"; exit 1; }
+echo '{}' >page.json
+"$TOP/t/tlsserve" -c tls.crt -k tls.key -l tls.log -b page.json >tls.out 2>tls.err 3>&- 4>&- &
+tls_pid=$!
+trap 'kill $tls_pid 2>/dev/null' EXIT
+eventually 30 grep -q '^listening on' tls.out ||
+	{ echo "Bail out! tlsserve did not start: $(cat tls.err)"; exit 1; }
+S=https://127.0.0.1:$(sed -n 's/^listening on 127.0.0.1://p' tls.out)
+printf '%s\n' "apiVersion: v1" "kind: Config" "current-context: t" \
+	"contexts: [{name: t, context: {cluster: c, user: u}}]" \
+	"clusters: [{name: c, cluster: {server: \"$S\", certificate-authority: $SCRATCH/tls.crt}}]" \
+	"users: [{name: u, user: {token: x}}]" >kc
+# list PAGE: kube_list of the page PAGE (a file) as the server's answer
+list() { cp "$1" page.json && unit kube -k kc list /api/v1/nodes 0 2>&1; echo "exit $?"; }
+
+cat >split.json <<'EOF'
+{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","items":["not these"]},
+ "items":[{"metadata":{"name":"a{[\"b"},"spec":{"items":[{"x":"]}"}]}},
+	{"kind":"Special","metadata":{"name":"\u00e9\\"}} ] }
+EOF
+check_output 'a page read item by item: each typed with the list kind, strings intact' 'list split.json' <<'EOF'
+{"resourceVersion":"7","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a{[\"b"},"spec":{"items":[{"x":"]}"}]}},{"kind":"Special","metadata":{"name":"é\\"}}]}
+exit 0
+EOF
+
+# The same page with its items key escaped: no split, the page is read whole.
+sed 's/^ "items"/ "it\\u0065ms"/' split.json >whole.json
+check_output 'the same page read whole (an escaped key): the same answer' 'list whole.json' <<'EOF'
+{"resourceVersion":"7","items":[{"apiVersion":"v1","kind":"Node","metadata":{"name":"a{[\"b"},"spec":{"items":[{"x":"]}"}]}},{"kind":"Special","metadata":{"name":"é\\"}}]}
+exit 0
+EOF
+
+printf '{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"8"},"items":[{"a":1},{"a":tru},{"a":3}]}' >bad-item.json
+printf '{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"8"},"items":[{"a":1} {"a":2}]}' >bad-sep.json
+printf '{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"8"},"items":[{"a":1}]} trailing' >bad-top.json
+check_output 'a malformed element, separator or page: named, kind baddata, exit 1' '
+	for f in bad-item bad-sep bad-top; do list $f.json; done' <<'EOF'
+kube: GET /api/v1/nodes: invalid JSON answer: items[1] (byte 90): invalid token near 'tru'
+kind=baddata status=200 reason=
+exit 1
+kube: GET /api/v1/nodes: invalid JSON answer: items: a value or ',' expected at byte 90
+kind=baddata status=200 reason=
+exit 1
+kube: GET /api/v1/nodes: invalid JSON answer: end of file expected near 'trailing'
+kind=baddata status=200 reason=
+exit 1
+EOF
+
+done_testing
