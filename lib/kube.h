@@ -153,7 +153,8 @@ int kube_list(struct kube *k, const char *path, long limit, json_t **items,
 typedef int kube_item_fn(json_t *item, void *arg);
 
 /* kube_list_each is kube_list handing the items to fn page by page, as
- * they arrive, so that no more than a page is held; restart (or NULL) is
+ * they arrive, so that no more than a page's text and one item's tree are
+ * held (lib/jitems: a page is read item by item); restart (or NULL) is
  * called before the list starts over after an expired continue token,
  * whose items come again. */
 int kube_list_each(struct kube *k, const char *path, long limit,

@@ -474,7 +474,7 @@ on_workload(struct sqe *e, char type, json_t *obj)
 		if (w->state != W_DONE)
 			sqe_set_state(e, w,
 				j->phase >= P_SUCCEEDED ? W_DONE : W_PLACED);
-		sqe_status_from_job(e, w, j);
+		sqe_status_from_job(e, w, j, NULL);
 		return;
 	}
 	wl_settle(e, w, changed);

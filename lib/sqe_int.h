@@ -70,7 +70,9 @@ struct sqe_wl {
 struct sqe_job {
 	struct sqe *e;
 	char *owner; /* workload uid */
-	json_t *obj;
+	char *js;    /* the Job as kept (sqe_load), as compact JSON: read
+		      * again only by its workload's events and a delete, it
+		      * costs a fifth of its tree */
 	char *node;
 	int phase; /* P_* */
 	int deleting;
@@ -190,9 +192,10 @@ void sqe_status_fail(struct sqe *e, struct sqe_wl *w, const char *msg,
 void sqe_status_retry(struct sqe *e, struct sqe_wl *w, const char *why,
 	const char *unsched_prefix);
 
-/* sqe_status_from_job writes w's status as its Job j says. */
+/* sqe_status_from_job writes w's status as its Job j says; job is j as
+ * last seen, or NULL to read it from j. */
 void sqe_status_from_job(struct sqe *e, struct sqe_wl *w,
-	const struct sqe_job *j);
+	const struct sqe_job *j, const json_t *job);
 
 /* sqe_status_requested: w's GPU count as the status spells it. */
 json_t *sqe_status_requested(const struct sqe_wl *w);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "jload.h"
 #include "sqe_int.h"
 
 /* condition returns the condition of job of type type that is True, or
@@ -53,6 +54,17 @@ job_devices(const json_t *job)
 	return v;
 }
 
+/* job_obj reads the Job j keeps back into a tree (the caller's). */
+static json_t *
+job_obj(const struct sqe_job *j)
+{
+	json_t *o = jl_loadb(j->js, strlen(j->js), 0, NULL);
+
+	if (!o)
+		err_die(HAZ_FAIL, "a Job kept does not read back");
+	return o;
+}
+
 /* holds_same says whether hold h holds exactly the devices devs. */
 static int
 holds_same(const struct sp_hold *h, const json_t *devs)
@@ -70,13 +82,13 @@ holds_same(const struct sp_hold *h, const json_t *devs)
 }
 
 /* hold_job makes the placement engine hold what unfinished Job j
- * holds. */
+ * (job, as just seen) holds. */
 static void
-hold_job(struct sqe *e, const struct sqe_job *j)
+hold_job(struct sqe *e, const struct sqe_job *j, const json_t *job)
 {
-	json_t *devs = job_devices(j->obj);
-	const char *ex = sqe_annotation(j->obj, "canhazgpu.dev/exclusive"),
-		   *mem = sqe_annotation(j->obj, "canhazgpu.dev/memory-mib");
+	json_t *devs = job_devices(job);
+	const char *ex = sqe_annotation(job, "canhazgpu.dev/exclusive"),
+		   *mem = sqe_annotation(job, "canhazgpu.dev/memory-mib");
 	struct jb *b = &e->scratch;
 	char *what;
 
@@ -95,7 +107,7 @@ hold_job(struct sqe *e, const struct sqe_job *j)
 		jb_int(b, mem ? atol(mem) : 0);
 	}
 	jb_raw(b, "}");
-	what = easprintf("Job %s", sqe_str_at(j->obj, "metadata", "name"));
+	what = easprintf("Job %s", sqe_str_at(job, "metadata", "name"));
 	sqe_feed(&e->live, b->buf, b->len, what);
 	free(what);
 	json_decref(devs);
@@ -114,16 +126,16 @@ job_failure(const json_t *job)
 	return m ? m : "see the Job";
 }
 
-/* job_message says what phase j is in, for a status. */
+/* job_message says what phase j (job) is in, for a status. */
 static char *
-job_message(const struct sqe_job *j, const char *name)
+job_message(const struct sqe_job *j, const json_t *job, const char *name)
 {
 	switch (j->phase) {
 	case P_SCHEDULED:
 		return easprintf("Job %s created on node %s", name, j->node);
 	case P_RUNNING: return easprintf("running on node %s", j->node);
 	case P_SUCCEEDED: return estrdup("completed");
-	default: return easprintf("Job failed: %s", job_failure(j->obj));
+	default: return easprintf("Job failed: %s", job_failure(job));
 	}
 }
 
@@ -140,23 +152,29 @@ unchanged(const json_t *cur, const struct sqe_job *j, const json_t *devs)
 }
 
 void
-sqe_status_from_job(struct sqe *e, struct sqe_wl *w, const struct sqe_job *j)
+sqe_status_from_job(struct sqe *e, struct sqe_wl *w, const struct sqe_job *j,
+	const json_t *job)
 {
 	/* what was last written counts: a Job seen before the status
 	 * written with it is not a change */
 	const json_t *cur = w->want ? w->want
 				    : json_object_get(w->obj, "status");
-	json_t *s, *devs = job_devices(j->obj);
-	const char *name = sqe_str_at(j->obj, "metadata", "name"),
-		   *strat = sqe_annotation(j->obj, "canhazgpu.dev/strategy");
+	json_t *s, *devs, *read = job ? NULL : job_obj(j);
+	const char *name, *strat;
 	char *msg, now[CLOCK_RFC3339_SIZE];
 
+	if (read)
+		job = read;
+	devs = job_devices(job);
+	name = sqe_str_at(job, "metadata", "name");
+	strat = sqe_annotation(job, "canhazgpu.dev/strategy");
 	if (unchanged(cur, j, devs)) {
 		json_decref(devs);
+		json_decref(read);
 		return;
 	}
 	s = json_is_object(cur) ? json_deep_copy(cur) : json_object();
-	msg = job_message(j, name);
+	msg = job_message(j, job, name);
 	json_object_set_new(s, "phase", json_string(phase_name[j->phase]));
 	json_object_set_new(s, "assignedNode", json_string(j->node ?: ""));
 	json_object_set_new(s, "devices", devs);
@@ -169,6 +187,7 @@ sqe_status_from_job(struct sqe *e, struct sqe_wl *w, const struct sqe_job *j)
 	json_object_set_new(s, "message", json_string(msg));
 	json_object_del(s, "nextRetryTime");
 	free(msg);
+	json_decref(read);
 	if (j->phase == P_FAILED && w->state != W_DONE)
 		e->c.failed_job++;
 	sqe_status_set(e, w, s, NULL, NULL);
@@ -229,8 +248,8 @@ job_get(struct sqe *e, const char *uid, json_t *obj)
 		j->owner = estrdup(uid);
 		hm_put(e->jobs, uid, j);
 	}
-	json_decref(j->obj);
-	j->obj = json_incref(obj);
+	free(j->js);
+	j->js = jb_dumps(obj);
 	free(j->node);
 	j->node = node ? estrdup(node) : NULL;
 	if (!j->uid && own) {
@@ -269,12 +288,12 @@ sqe_job_event(struct sqe *e, char type, json_t *obj)
 	if (j->phase == P_SUCCEEDED || j->phase == P_FAILED || j->pod_done)
 		sqe_release(e, uid);
 	else
-		hold_job(e, j);
+		hold_job(e, j, obj);
 	if ((w = hm_get(e->wls, uid))) {
 		if (w->state != W_DONE)
 			sqe_set_state(e, w,
 				j->phase >= P_SUCCEEDED ? W_DONE : W_PLACED);
-		sqe_status_from_job(e, w, j);
+		sqe_status_from_job(e, w, j, obj);
 	}
 	if (sqe_all_synced(e) && j->phase < P_SUCCEEDED && j->node &&
 		!hm_get(e->nodes, j->node))
@@ -297,15 +316,19 @@ sqe_job_pod_ended(struct sqe *e, const char *job)
 void
 sqe_job_delete(struct sqe_job *j, const char *why)
 {
+	json_t *job;
+
 	if (j->deleting)
 		return;
 	j->deleting = 1;
+	job = job_obj(j);
 	err_warn("Job %s/%s: %s; deleting it so that its workload is placed "
 		 "again",
-		sqe_str_at(json_object_get(j->obj, "metadata"), "namespace",
+		sqe_str_at(json_object_get(job, "metadata"), "namespace",
 			NULL),
-		sqe_str_at(j->obj, "metadata", "name"), why);
-	sqe_write_delete(j->e, j->owner, j->obj);
+		sqe_str_at(job, "metadata", "name"), why);
+	sqe_write_delete(j->e, j->owner, job);
+	json_decref(job);
 }
 
 void
@@ -320,7 +343,7 @@ sqe_job_free(void *p)
 	free(j->uid);
 	free(j->owner);
 	free(j->node);
-	json_decref(j->obj);
+	free(j->js);
 	free(j);
 }
 
