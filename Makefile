@@ -47,17 +47,17 @@ CROSS = $(or $(CROSS_$(ARCH)),$(error ARCH=$(ARCH): no cross compiler known for 
 ifneq ($(filter-out min,$(CURL)),)
 $(error ARCH=$(ARCH): CURL=$(CURL): a cross build links the minimal libcurl only)
 endif
-ifeq ($(SANITIZE),)
-B ?= build-$(ARCH)
+ifneq ($(SANITIZE),)
+$(error ARCH=$(ARCH): SANITIZE: the sanitizers' runtimes are this machine's only)
 endif
-CC = $(CROSS)-gcc
-AR = $(CROSS)-ar
-SYSROOT := $(shell scripts/sysroot-build -a $(ARCH))
-ifeq ($(SYSROOT),)
+B ?= build-$(ARCH)
+# the cross compiler, with the sysroot's headers and libraries only
+CC := $(shell scripts/sysroot-build -a $(ARCH) cc)
+ifeq ($(CC),)
 $(error ARCH=$(ARCH): no sysroot (scripts/sysroot-build -a $(ARCH) failed))
 endif
-CFLAGS += --sysroot=$(SYSROOT)
-LDFLAGS += --sysroot=$(SYSROOT)
+AR = $(CROSS)-ar
+SYSROOT := $(shell scripts/sysroot-build -a $(ARCH) prefix)
 export PKG_CONFIG_SYSROOT_DIR := $(SYSROOT)
 export PKG_CONFIG_LIBDIR := $(SYSROOT)/usr/lib/$(CROSS)/pkgconfig:$(SYSROOT)/usr/share/pkgconfig
 endif
@@ -175,7 +175,7 @@ endif
 ifeq ($(CURL),min)
 $(CURL_PC):
 	scripts/curl-build $(if $(CROSS),-a $(ARCH)) >/dev/null
-$(LIBOBJ) $(TOOLS:%=$(B)/tools/%.o): | $(CURL_PC)
+$(LIBOBJ) $(PRIVOBJ) $(TOOLS:%=$(B)/tools/%.o) $(B)/static/diff-pack.o: | $(CURL_PC)
 $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%): $(CURL_PC) $(SSL_A)
 $(IMAGE_BIN): $(CURL_PC)
 endif
@@ -285,8 +285,12 @@ endif
 
 # These install what is missing first, then build in a new make, which
 # sees the packages (and their pkg-config files) deps just installed.
+# The arm64 build too (build-arm64/, for t/0066-image-arm64.t), unless
+# sanitized or on another machine than amd64.
+ARM_TEST = $(if $(SANITIZE),,$(filter amd64,$(HOST_ARCH)))
 test: deps
 	@$(MAKE) --no-print-directory all
+	@$(if $(ARM_TEST),$(MAKE) --no-print-directory all ARCH=arm64 B=build-arm64)
 	@B=$(B) VALGRIND=$(VALGRIND) t/run all
 
 test-unit: deps
@@ -338,6 +342,6 @@ install-completion:
 	install -m 644 scripts/completion/_k8shazgpu $(DESTDIR)$(ZSHCOMPDIR)/_k8shazgpu
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-arm64
 
 .PHONY: all deps test test-unit demo bench format install install-completion clean gpu-check-bundle
