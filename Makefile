@@ -121,6 +121,10 @@ GENSRC = $(PROTO:proto/%.proto=$(B)/gen/%.pb-c.c)
 GENHDR = $(PROTO:proto/%.proto=$(B)/gen/%.pb-c.h)
 GENOBJ = $(PROTO:proto/%.proto=$(B)/gen/%.pb-c.o)
 CFLAGS += -I$(B)/gen
+# the generated files' paths, in debug information and so in build IDs,
+# without the build directory: the same sources give the same stripped
+# tools in any B (the images' digests, t/0066-image-arm64.t)
+CFLAGS += -ffile-prefix-map=$(B)/=
 
 # libcurl: by default a minimal static build (HTTP and HTTPS only;
 # scripts/curl-build, cached outside the tree) with the system's OpenSSL
