@@ -289,7 +289,7 @@ endif
 
 # These install what is missing first, then build in a new make, which
 # sees the packages (and their pkg-config files) deps just installed.
-# The arm64 build too (build-arm64/, for t/0066-image-arm64.t), unless
+# Both build arm64 too (build-arm64/, for t/0066-image-arm64.t), unless
 # sanitized or on another machine than amd64.
 ARM_TEST = $(if $(SANITIZE),,$(filter amd64,$(HOST_ARCH)))
 test: deps
@@ -299,6 +299,7 @@ test: deps
 
 test-unit: deps
 	@$(MAKE) --no-print-directory all
+	@$(if $(ARM_TEST),$(MAKE) --no-print-directory all ARCH=arm64 B=build-arm64)
 	@B=$(B) VALGRIND=$(VALGRIND) t/run unit
 
 # The demo installs and builds what is missing itself, timing each phase.
