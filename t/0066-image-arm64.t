@@ -44,6 +44,21 @@ arm() {
 	echo "exit $?"
 }
 
+check_output 'the sysroot, built: sysroot-build prints its root at once; it names the packages it unpacked' '
+	root=$(sysroot-build -a arm64 prefix)
+	test "$(sysroot-build -a arm64)" = "$root" && echo same root
+	awk "{ print \$1 }" "$root/.versions" | grep -x -e libc6 -e libc6-dev -e busybox-static -e jq -e libjq1 -e libonig5 -e libssl3 -e libgit2-1.8' <<'EOF'
+same root
+busybox-static
+jq
+libc6
+libc6-dev
+libgit2-1.8
+libjq1
+libonig5
+libssl3
+EOF
+
 check "build-arm64 holds the tools for images (make ARCH=arm64)" \
 	'test -x "$ARM/image-bin/claim-make" && test -x "$ARM/static/diff-pack"'
 
