@@ -176,6 +176,12 @@ else
 all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%) $(IMAGE_BIN) $(STATIC_BIN)
 endif
 
+# cross: everything is compiled again against a new sysroot (a package
+# updated here names a new one)
+ifneq ($(CROSS),)
+$(LIBOBJ) $(GENOBJ) $(PRIVOBJ) $(TOOLS:%=$(B)/tools/%.o) $(B)/static/diff-pack.o: $(SYSROOT)/.versions
+endif
+
 ifeq ($(CURL),min)
 $(CURL_PC):
 	scripts/curl-build $(if $(CROSS),-a $(ARCH)) >/dev/null
