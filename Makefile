@@ -151,8 +151,10 @@ ifeq ($(CROSS),)
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALLPKGS) 2>/dev/null)
 else
 # cross: pkg-config puts the sysroot before every path, which curl's own
-# prefix is outside of
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(filter-out libcurl,$(ALLPKGS)) 2>/dev/null) \
+# prefix is outside of; $(shell) runs without make's exports, so the
+# sysroot's are given
+PKG_CFLAGS := $(shell PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) PKG_CONFIG_LIBDIR=$(PKG_CONFIG_LIBDIR) \
+	PKG_CONFIG_PATH= $(PKG_CONFIG) --cflags $(filter-out libcurl,$(ALLPKGS)) 2>/dev/null) \
 	-I$(CURL_PREFIX)/include
 endif
 
