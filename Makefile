@@ -7,6 +7,9 @@
 #   make test VALGRIND=1      every tool run under valgrind
 #   make demo                 the simulated cluster, shown in plain words
 #   make image [PUSH=registry/repo]   OCI images of the components in $(B)/image/
+#   make image ARCH=arm64     the same for arm64, cross-compiled, in build-arm64/
+#   make image ARCH=amd64,arm64   both, and a multi-arch image index of
+#                             each in $(B)/image-index/
 #   make install PREFIX=/usr/local
 #   make gpu-check-bundle     $(B)/gpu-check.tar.gz: gpu-check(1) and its
 #                             tools with their libraries, for a bare GPU machine
@@ -25,6 +28,39 @@ PKG_CONFIG ?= pkg-config
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -iquote lib \
 	-DHAZ_VERSION=\"$(VERSION)\"
+
+# ARCH: the Debian architecture to build for. Another than this machine's
+# (arm64) is cross-compiled with its GNU cross compiler against a sysroot
+# of Debian's packages for it (scripts/sysroot-build, cached outside the
+# tree), into build-ARCH/: the tools as the images carry them and the
+# static diff-pack, nothing to run here. A list (amd64,arm64) is for
+# `make image` alone: each architecture in turn, then one index an image.
+HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+ARCH ?= $(HOST_ARCH)
+comma = ,
+ARCHES = $(subst $(comma), ,$(ARCH))
+ifneq ($(words $(ARCHES)),1)
+MULTI = 1
+else ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_arm64 = aarch64-linux-gnu
+CROSS = $(or $(CROSS_$(ARCH)),$(error ARCH=$(ARCH): no cross compiler known for it (arm64 is)))
+ifneq ($(filter-out min,$(CURL)),)
+$(error ARCH=$(ARCH): CURL=$(CURL): a cross build links the minimal libcurl only)
+endif
+ifneq ($(SANITIZE),)
+$(error ARCH=$(ARCH): SANITIZE: the sanitizers' runtimes are this machine's only)
+endif
+B ?= build-$(ARCH)
+# the cross compiler, with the sysroot's headers and libraries only
+CC := $(shell scripts/sysroot-build -a $(ARCH) cc)
+ifeq ($(CC),)
+$(error ARCH=$(ARCH): no sysroot (scripts/sysroot-build -a $(ARCH) failed))
+endif
+AR = $(CROSS)-ar
+SYSROOT := $(shell scripts/sysroot-build -a $(ARCH) prefix)
+export PKG_CONFIG_SYSROOT_DIR := $(SYSROOT)
+export PKG_CONFIG_LIBDIR := $(SYSROOT)/usr/lib/$(CROSS)/pkgconfig:$(SYSROOT)/usr/share/pkgconfig
+endif
 
 ifneq ($(SANITIZE),)
 B ?= build-san
@@ -85,6 +121,10 @@ GENSRC = $(PROTO:proto/%.proto=$(B)/gen/%.pb-c.c)
 GENHDR = $(PROTO:proto/%.proto=$(B)/gen/%.pb-c.h)
 GENOBJ = $(PROTO:proto/%.proto=$(B)/gen/%.pb-c.o)
 CFLAGS += -I$(B)/gen
+# the generated files' paths, in debug information and so in build IDs,
+# without the build directory: the same sources give the same stripped
+# tools in any B (the images' digests, t/0066-image-arm64.t)
+CFLAGS += -ffile-prefix-map=$(B)/=
 
 # libcurl: by default a minimal static build (HTTP and HTTPS only;
 # scripts/curl-build, cached outside the tree) with the system's OpenSSL
@@ -95,7 +135,7 @@ CFLAGS += -I$(B)/gen
 # OpenSSL update. `make CURL=system` links the system libcurl, shared.
 CURL ?= min
 ifeq ($(CURL),min)
-CURL_PREFIX := $(shell scripts/curl-build prefix 2>/dev/null)
+CURL_PREFIX := $(shell scripts/curl-build $(if $(CROSS),-a $(ARCH)) prefix 2>/dev/null)
 CURL_PC = $(CURL_PREFIX)/lib/pkgconfig/libcurl.pc
 export PKG_CONFIG_PATH := $(CURL_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 SSL_A := $(wildcard $(addprefix $(shell $(PKG_CONFIG) --variable=libdir libcrypto 2>/dev/null)/,libssl.a libcrypto.a))
@@ -107,7 +147,16 @@ endif
 libs = $(if $(filter-out libcurl,$(1)),$$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1)))) \
 	$(if $(filter libcurl,$(1)),$(CURL_LIBS))
 LDFLAGS += -Wl,--as-needed
+ifeq ($(CROSS),)
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALLPKGS) 2>/dev/null)
+else
+# cross: pkg-config puts the sysroot before every path, which curl's own
+# prefix is outside of; $(shell) runs without make's exports, so the
+# sysroot's are given
+PKG_CFLAGS := $(shell PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) PKG_CONFIG_LIBDIR=$(PKG_CONFIG_LIBDIR) \
+	PKG_CONFIG_PATH= $(PKG_CONFIG) --cflags $(filter-out libcurl,$(ALLPKGS)) 2>/dev/null) \
+	-I$(CURL_PREFIX)/include
+endif
 
 # The tools as the images carry them (make image, scripts/image-build):
 # the same objects, linked with OpenSSL shared, since in an image one
@@ -123,12 +172,22 @@ image_libs = $(if $(filter-out libcurl,$(1)),$$($(PKG_CONFIG) --libs $(filter-ou
 	$(if $(filter libcurl,$(1)),$(IMAGE_CURL_LIBS))
 
 STATIC_BIN = $(if $(wildcard tools/diff-pack.c),$(B)/static/diff-pack)
+ifneq ($(CROSS),)
+all: $(IMAGE_BIN) $(STATIC_BIN)
+else
 all: $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%) $(IMAGE_BIN) $(STATIC_BIN)
+endif
+
+# cross: everything is compiled again against a new sysroot (a package
+# updated here names a new one)
+ifneq ($(CROSS),)
+$(LIBOBJ) $(GENOBJ) $(PRIVOBJ) $(TOOLS:%=$(B)/tools/%.o) $(B)/static/diff-pack.o: $(SYSROOT)/.versions
+endif
 
 ifeq ($(CURL),min)
 $(CURL_PC):
-	scripts/curl-build >/dev/null
-$(LIBOBJ) $(TOOLS:%=$(B)/tools/%.o): | $(CURL_PC)
+	scripts/curl-build $(if $(CROSS),-a $(ARCH)) >/dev/null
+$(LIBOBJ) $(PRIVOBJ) $(TOOLS:%=$(B)/tools/%.o) $(B)/static/diff-pack.o: | $(CURL_PC)
 $(TOOLS:%=$(B)/%) $(UNITS:%=$(B)/unit/%): $(CURL_PC) $(SSL_A)
 $(IMAGE_BIN): $(CURL_PC)
 endif
@@ -214,18 +273,41 @@ deps:
 # named $(IMAGE_PREFIX)/NAME:$(VERSION); PUSH=registry/repo pushes each
 # to registry/repo/NAME:$(VERSION) too.
 IMAGE_PREFIX ?= k8shazgpu
+# ARCH=amd64,arm64: each architecture's images (in build/image/ and
+# build-arm64/image/), then $(B)/image-index/NAME.tar, an OCI layout whose
+# one entry is an image index of NAME's manifests, one a platform
+# (scripts/oci-index); PUSH pushes the indexes, with all they name.
+ifeq ($(MULTI),)
 image: $(IMAGE_BIN) $(STATIC_BIN)
-	@scripts/image-build -b $(B) -v $(VERSION) -p $(IMAGE_PREFIX) $(if $(PUSH),-P $(PUSH))
+	@scripts/image-build -b $(B) $(if $(CROSS),-a $(ARCH)) -v $(VERSION) -p $(IMAGE_PREFIX) \
+		$(if $(PUSH),-P $(PUSH))
+else
+image_dir = $(if $(filter $(HOST_ARCH),$(1)),$(B),$(B)-$(1))
+image:
+	@$(foreach a,$(ARCHES),$(MAKE) --no-print-directory image ARCH=$(a) B=$(call image_dir,$(a)) PUSH= &&) :
+	@mkdir -p $(B)/image-index && for t in $(call image_dir,$(firstword $(ARCHES)))/image/*.tar; do \
+		c=$$(basename "$$t" .tar); \
+		d=$$(scripts/oci-index -o $(B)/image-index/$$c.tar -n $(IMAGE_PREFIX)/$$c:$(VERSION) \
+			$(foreach a,$(ARCHES),$(call image_dir,$(a))/image/$$c.tar)) || exit 1; \
+		echo "$(IMAGE_PREFIX)/$$c:$(VERSION) $$d $(ARCHES)"; \
+		$(if $(PUSH),scripts/oci-push -q $(B)/image-index/$$c.tar $(PUSH)/$$c:$(VERSION) >/dev/null || exit $$?;) \
+	done
+endif
 .PHONY: image
 
 # These install what is missing first, then build in a new make, which
 # sees the packages (and their pkg-config files) deps just installed.
+# Both build arm64 too (build-arm64/, for t/0066-image-arm64.t), unless
+# sanitized or on another machine than amd64.
+ARM_TEST = $(if $(SANITIZE),,$(filter amd64,$(HOST_ARCH)))
 test: deps
 	@$(MAKE) --no-print-directory all
+	@$(if $(ARM_TEST),$(MAKE) --no-print-directory all ARCH=arm64 B=build-arm64)
 	@B=$(B) VALGRIND=$(VALGRIND) t/run all
 
 test-unit: deps
 	@$(MAKE) --no-print-directory all
+	@$(if $(ARM_TEST),$(MAKE) --no-print-directory all ARCH=arm64 B=build-arm64)
 	@B=$(B) VALGRIND=$(VALGRIND) t/run unit
 
 # The demo installs and builds what is missing itself, timing each phase.
@@ -273,6 +355,6 @@ install-completion:
 	install -m 644 scripts/completion/_k8shazgpu $(DESTDIR)$(ZSHCOMPDIR)/_k8shazgpu
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-arm64
 
 .PHONY: all deps test test-unit demo bench format install install-completion clean gpu-check-bundle

@@ -230,7 +230,7 @@ usage: oci-push [-q] LAYOUT REGISTRY/REPOSITORY[:TAG]
 oci-push: k8shazgpu/controller: no registry host (such as 127.0.0.1:5000/name)
 oci-push: $REG/K8s/x: not a repository name: K8s/x
 oci-push: $REG/k8s/x:-bad: not a tag: -bad
-usage: image-build [-b builddir] [-o outdir] [-S scriptdir] [-v version] [-p prefix] [-P registry/repo]
+usage: image-build [-a arch] [-b builddir] [-o outdir] [-S scriptdir] [-v version] [-p prefix] [-P registry/repo]
 oci-push: registry.yml: not a tar: tar: This does not look like a tar archive
 image-build: SCRATCH/gpu-probe: missing (make B=SCRATCH first)
 EOF
