@@ -273,6 +273,7 @@ node_section(struct buf *b, const json_t *n, long long now)
 	const char *ready = str(n, "ready");
 	json_t *devices = json_object_get(n, "devices"), *d;
 	json_t *updated = json_object_get(n, "updated");
+	struct buf sub = {0};
 	size_t i;
 
 	puts_(b, "<section>\n<h2>node ");
@@ -284,15 +285,19 @@ node_section(struct buf *b, const json_t *n, long long now)
 				: !strcmp(ready, "False")
 				? "NotReady"
 				: "readiness unknown");
-	puts_(b, "</h2>\n<p class=\"sub\">");
-	products(b, devices);
+	puts_(b, "</h2>\n");
+	products(&sub, devices);
 	if (json_is_integer(updated)) {
-		puts_(b, b->s[b->len - 1] == '>' ? "" : "; ");
-		puts_(b, "published ");
-		dur(b, json_integer_value(updated), now);
-		puts_(b, " ago");
+		puts_(&sub, sub.len ? "; published " : "published ");
+		dur(&sub, json_integer_value(updated), now);
+		puts_(&sub, " ago");
 	}
-	puts_(b, "</p>\n");
+	if (sub.len) {
+		puts_(b, "<p class=\"sub\">");
+		puts_(b, sub.s);
+		puts_(b, "</p>\n");
+	}
+	free(sub.s);
 	if (!json_array_size(devices)) {
 		puts_(b, "<p>no GPUs</p>\n</section>\n");
 		return;

@@ -9,8 +9,11 @@
 # since the claim was made), claims no pod uses yet, GPUWorkloads the
 # controller placed (since their last transition), and host users, as
 # the node's agent publishes its ledger's holds (canhazgpu.dev/host-holds;
-# the ledger's k8s holds are the claims'). The queue: GPUWorkloads not
-# placed, and pods not bound that want GPUs, oldest first.
+# the ledger's k8s holds are the claims'); a GPU in MIG mode is shown as
+# its MIG devices, each held by whoever holds the GPU on the host. A
+# node whose agent says its ledger is unreachable
+# (canhazgpu.dev/ledger-unreachable) is named in missing. The queue:
+# GPUWorkloads not placed, and pods not bound that want GPUs, oldest first.
 def secs: if type == "number" then floor
 	elif type == "string" then
 		(try (capture("^(?<t>[0-9-]{10}T[0-9:]{8})(\\.[0-9]+)?(?<z>Z|[+-][0-9]{2}:[0-9]{2})$")
@@ -54,15 +57,16 @@ def gpus_wanted: (.status.requestedGPUs // .spec.gpuCount // .spec.gpuRequiremen
 	   ready: ([.status.conditions[]? | select(.type == "Ready") | .status] | first // null),
 	   updated: (.metadata.annotations["agentaflow.gpu/last-update"] | secs),
 	   ledger: (.metadata.annotations["canhazgpu.dev/ledger-unreachable"] // null),
-	   devices: [.metadata.annotations["agentaflow.gpu/devices"] | fromjson? // [] | .[] | . as $d
+	   devices: [.metadata.annotations["agentaflow.gpu/devices"] | fromjson? // [] | .[]
+		| select(.mig != null or (.mig_enabled | not)) | . as $d
 		| {gpu: .index, mig, name: .product, health: (.health // "ok"), reasons: (.reasons // []),
 		   holders: ([$mine[] | select((.uuid != null and .uuid == $d.uuid)
 				or (.uuid == null and $d.mig == null and .gpu == $d.index)) | .holder]
-			+ (if $d.mig == null then [$holds[] | select(.gpu == $d.index and .type != "k8s")
+			+ ([$holds[] | select(.gpu == $d.index and .type != "k8s")
 				| {kind: "host",
 				   name: (.user // (if .type == "unreserved" then "in use without a reservation" else "an unreadable ledger entry" end)),
 				   detail: ([.type // empty, .note // empty] | join(", ")),
-				   since: (.since | secs)}] else [] end))}]
+				   since: (.since | secs)}]))}]
 		| sort_by([.gpu, .mig != null, .mig])}]
 	| sort_by(.name) as $shown
 | {title: "k8shazgpu status", now: $now,
