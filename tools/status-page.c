@@ -590,6 +590,8 @@ page(const char *file, int refresh)
 
 	state = strcmp(file, "-") ? json_load_file(file, 0, &jerr)
 				  : json_loadf(stdin, 0, &jerr);
+	if (!state && jerr.line < 1) /* no text was read */
+		err_die(HAZ_FAIL, "%s", err_clean(jerr.text));
 	if (!state)
 		err_die(HAZ_FAIL, "%s:%d: invalid JSON: %s",
 			strcmp(file, "-") ? file : "<stdin>", jerr.line,
