@@ -37,7 +37,7 @@ body{font:15px/1.4 system-ui,sans-serif;margin:0 auto;max-width:60em;padding:.5e
 h1{font-size:1.3em;margin:.3em 0}h2{font-size:1.1em;margin:1.2em 0 .3em}
 p{margin:.3em 0}.when,.sub,.free{color:#555}
 table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:.3em .4em;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:.3em .4em;border-bottom:1px solid #ddd;vertical-align:top;overflow-wrap:break-word}
 th{font-weight:600;border-bottom:2px solid #999}
 .mig td:first-child{padding-left:1.5em}
 .missing{background:#fde2e1;border:1px solid #c62828;padding:.5em;margin:.5em 0;font-weight:600}
@@ -202,5 +202,58 @@ check_output 'an address that cannot be bound: 1' '
 	out status-page -l 192.0.2.1:1 -- true | sed "s/: [^:]*$/: WHY/"' <<'EOF'
 exit 1
 status-page: 192.0.2.1:1: cannot listen: WHY
+EOF
+
+# ---- in Chromium ----
+
+status-page -r 0 "$F/state.json" >page.html
+check_output 'Chromium: the text of the page, exact; what looked like markup is text' '
+	chrome --dump-dom "file://$SCRATCH/page.html" >dom.html && text <dom.html' <<'EOF'
+lab <script>alert(1)</script> & co
+as of 2026-11-18 11:06:40 UTC
+Missing: the API server: unreachable
+Missing: node gpu-b: the ledger (Redis) <i>down</i>
+3 nodes, 4 GPUs and 2 MIG devices: 1 free, 4 held, 1 unhealthy
+node gpu-a Ready
+NVIDIA H200, NVIDIA H100 <80GB>; published 15s ago
+Device  Health  Held by, for how long
+GPU 0  ok  pod team/train-0 (claim train-0-gpu) for 45s
+GPU 1  warn: temperature 86 C  host alice"><img src=x onerror=alert(1)> (manual, it's <b>mine</b>) for 3h 05m
+GPU 2 MIG 1g.18gb  ok  workload ml/llama (running) for 2d 4h
+GPU 2 MIG 3g.71gb  unhealthy: ECC errors: 12; XID 79  free
+GPU 3  ok  host bob (run) for 0s; claim team/spare
+node gpu-b�<x> next NotReady
+no GPUs
+node gpu-c
+NVIDIA L4
+Device  Health  Held by, for how long
+GPU 0    free
+Queue
+Waiting  Wants  For
+workload ml/big  8 GPUs  12m
+pod team/eval  claims a, b  45s
+host carol  GPUs 1, 3
+EOF
+
+check_output "Chromium's DOM: no element but the page's own" '
+	sed -n "/<body>/,\$p" dom.html | grep -o "<[a-z][a-z0-9]*" | sort | uniq -c | awk "{print \$2, \$1}"' <<'EOF'
+<body 1
+<h1 1
+<h2 4
+<p 7
+<section 4
+<span 4
+<table 3
+<tbody 3
+<td 27
+<th 9
+<thead 3
+<tr 12
+EOF
+
+check_output 'Chromium: a phone-sized screenshot (390x844 PNG)' '
+	chrome --window-size=390,844 --hide-scrollbars --screenshot="$SCRATCH/status-page.png" "file://$SCRATCH/page.html" >/dev/null &&
+	od -A n -t u1 -j 16 -N 8 status-page.png | awk "{print \$1 * 16777216 + \$2 * 65536 + \$3 * 256 + \$4, \$5 * 16777216 + \$6 * 65536 + \$7 * 256 + \$8}"' <<'EOF'
+390 844
 EOF
 done_testing

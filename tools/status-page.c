@@ -176,7 +176,7 @@ static const char style[] =
 	"p{margin:.3em 0}.when,.sub,.free{color:#555}\n"
 	"table{border-collapse:collapse;width:100%}\n"
 	"th,td{text-align:left;padding:.3em .4em;border-bottom:1px solid "
-	"#ddd;vertical-align:top;overflow-wrap:anywhere}\n"
+	"#ddd;vertical-align:top;overflow-wrap:break-word}\n"
 	"th{font-weight:600;border-bottom:2px solid #999}\n"
 	".mig td:first-child{padding-left:1.5em}\n"
 	".missing{background:#fde2e1;border:1px solid "
