@@ -256,4 +256,72 @@ check_output 'Chromium: a phone-sized screenshot (390x844 PNG)' '
 	od -A n -t u1 -j 16 -N 8 status-page.png | awk "{print \$1 * 16777216 + \$2 * 65536 + \$3 * 256 + \$4, \$5 * 16777216 + \$6 * 65536 + \$7 * 256 + \$8}"' <<'EOF'
 390 844
 EOF
+
+# ---- k8shazgpu web and k8shazgpu host web ----
+
+# when: the page's text with its times as words
+when() { sed -E -e 's/^as of .* UTC/as of NOW/' -e 's/ [0-9]+s($|;|  )/ Ns\1/g' -e "s/^$(hostname): /HOST: /; s/^node $(hostname)\$/node HOST/"; }
+
+check_output 'k8shazgpu web, the API server unreachable: said on the page, which is served' '
+	KUBECONFIG=$FIXTURES/cli/kubeconfig k8shazgpu web --once | text | when' <<'EOF'
+k8shazgpu status
+as of NOW, refreshed every 10 s
+Missing: the API server: unreachable: GET https://127.0.0.1:9/api: Failed to connect to 127.0.0.1 port 9: Couldn't connect to server
+0 nodes, 0 GPUs: 0 free, 0 held, 0 unhealthy
+no GPU nodes
+Queue
+nothing waits
+EOF
+
+start_redis
+gpu-reserve init -g 3 -p fake >/dev/null
+gpu-reserve reserve -G 0 -t manual -u 'alice<b>' -U alice -n "it's <i>mine</i>" -d 2h >/dev/null
+gpu-reserve reserve -G 1 -t k8s -c uid-1 -u k8s:team/train-0-gpu >/dev/null
+gpu-reserve reserve -g 3 -t manual -u carol -U carol -d 1h -w 60s >/dev/null 2>&1 &
+waiter=$!
+eventually 10 sh -c 'gpu-reserve queue -e | grep -q carol'
+check_output 'k8shazgpu host web: the ledger: host users, the k8s holds, the queue (holding what it got)' '
+	k8shazgpu host web --once --refresh 0 | text | when' <<'EOF'
+HOST: k8shazgpu host status
+as of NOW
+1 node, 3 GPUs: 0 free, 3 held, 0 unhealthy
+node HOST
+Device  Health  Held by, for how long
+GPU 0    host alice<b> (alice) (manual, it's <i>mine</i>) for Ns
+GPU 1    k8s team/train-0-gpu for Ns
+GPU 2    host carol (manual) for Ns
+Queue
+Waiting  Wants  For
+host carol  3 GPUs, has 2  Ns
+EOF
+
+check_output 'k8shazgpu host web served: the same page; TERM stops it (0)' '
+	k8shazgpu host web --port 0 --refresh 0 >hs.out 2>hs.err &
+	hpid=$!
+	eventually 10 grep -q serving hs.out
+	hport=$(sed -n "s|^serving http://127.0.0.1:\([0-9]*\)/\$|\1|p" hs.out)
+	curl -s "http://127.0.0.1:$hport/" | text | when | sed -n "3,8p"
+	kill -TERM $hpid; wait $hpid; echo "exit $?"; cat hs.err' <<'EOF'
+1 node, 3 GPUs: 0 free, 3 held, 0 unhealthy
+node HOST
+Device  Health  Held by, for how long
+GPU 0    host alice<b> (alice) (manual, it's <i>mine</i>) for Ns
+GPU 1    k8s team/train-0-gpu for Ns
+GPU 2    host carol (manual) for Ns
+exit 0
+EOF
+kill $waiter 2>/dev/null
+wait $waiter 2>/dev/null
+
+stop_redis
+check_output 'k8shazgpu host web, the ledger down: said on the page' '
+	k8shazgpu host web --once | text | when | sed "s/:$REDIS_PORT:/:PORT:/"' <<'EOF'
+HOST: k8shazgpu host status
+as of NOW, refreshed every 10 s
+Missing: the ledger (Redis): redis 127.0.0.1:PORT: Connection refused
+0 nodes, 0 GPUs: 0 free, 0 held, 0 unhealthy
+no GPU nodes
+Queue
+nothing waits
+EOF
 done_testing

@@ -23,6 +23,7 @@ def host_state:
 		   devices: [.[] | {gpu, mig: null, name: null, health: null, reasons: [], holders: [holder]}]}],
 	 queue: [.[] | select(.kind == "queue-entry")
 		| {kind: "host", name: .user,
-		   wants: (if .requested_ids then "GPUs \(.requested_ids | map(tostring) | join(", "))"
-			elif .requested == 1 then "1 GPU" else "\(.requested) GPUs" end),
+		   wants: ((if .requested_ids then "GPUs \(.requested_ids | map(tostring) | join(", "))"
+			elif .requested == 1 then "1 GPU" else "\(.requested) GPUs" end)
+			+ (if (.allocated // []) | length > 0 then ", has \(.allocated | map(tostring) | join(", "))" else "" end)),
 		   since: (.enqueued | secs)}]};
