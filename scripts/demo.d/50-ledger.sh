@@ -76,7 +76,7 @@ web_pid=$!
 web_up() { grep -q '^serving http' "$work/web.out"; }
 eventually -i 0.2 10 "k8shazgpu web to serve (see $work/web.err)" web_up
 curl -s "$(sed -n 's/^serving //p' "$work/web.out")" | sed -e 's#</t[dh]>#  #g' -e 's/<[^>]*>//g' \
-	-e 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&#39;/'"'"'/g; s/&amp;/\&/g' | grep '^GPU \|^Missing' | sed 's/^/   /'
+	-e 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&#39;/'"'"'/g; s/&amp;/\&/g' | grep '^GPU \|^Missing' | sed 's/ *$//; s/^/   /'
 stop "$web_pid"
 web_pid=
 echo " bob, on the host, asks for 2 GPUs without waiting: only one is left"
