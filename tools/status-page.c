@@ -587,6 +587,7 @@ page(const char *file, int refresh)
 	json_error_t jerr;
 	struct buf b = {0};
 	json_t *state;
+	int ok, saved;
 
 	state = strcmp(file, "-") ? json_load_file(file, 0, &jerr)
 				  : json_loadf(stdin, 0, &jerr);
@@ -596,14 +597,19 @@ page(const char *file, int refresh)
 		err_die(HAZ_FAIL, "%s:%d: invalid JSON: %s",
 			strcmp(file, "-") ? file : "<stdin>", jerr.line,
 			err_clean(jerr.text));
-	if (!json_is_object(state))
+	if (!json_is_object(state)) {
+		json_decref(state);
 		err_die(HAZ_FAIL, "%s: the state is no JSON object",
 			strcmp(file, "-") ? file : "<stdin>");
+	}
 	render(&b, state, refresh);
 	json_decref(state);
-	if (fwrite(b.s, 1, b.len, stdout) != b.len || fclose(stdout) == EOF)
-		err_die(HAZ_FAIL, "stdout:");
+	ok = fwrite(b.s, 1, b.len, stdout) == b.len && fclose(stdout) != EOF;
+	saved = errno;
 	free(b.s);
+	errno = saved;
+	if (!ok)
+		err_die(HAZ_FAIL, "stdout:");
 	return HAZ_OK;
 }
 
