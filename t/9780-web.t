@@ -21,9 +21,6 @@ cleanup() {
 	gone 60 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name &&
 		gone 60 "node $N" k get node "$N" --ignore-not-found -o name
 }
-cleanup || { echo "Bail out! t9780: what an earlier run left is not gone"; exit 1; }
-trap 'cleanup || exit 1; stop_redis' EXIT
-trap 'exit 1' INT TERM
 
 cat >topo.yaml <<EOF
 apiVersion: canhazgpu.dev/v1alpha1
@@ -60,13 +57,18 @@ chrome() {
 # cycle: one cycle of the node's agent, with the test's ledger
 cycle() { k8shazgpu-nodeagent -1 -N "$N" -t topo.yaml 2>>agent.log; }
 
+cleanup || { echo "Bail out! t9780: what an earlier run left is not gone"; exit 1; }
+# (after start_redis, whose own EXIT trap this one replaces)
 start_redis
+trap 'stop_redis; cleanup || exit 1' EXIT
+trap 'exit 1' INT TERM
 gpu-reserve init -g 3 -p fake >/dev/null
 gpu-reserve reserve -G 0 -t manual -u alice -U alice -n 'fine-tune <b>7B</b>' -d 2h >/dev/null
 yaml2json "$TOP/manifests/deviceclasses.yaml" | claim-make -a >/dev/null
 crd_apply "$TOP/manifests/crds/gpuworkloads.yaml" || { echo "Bail out! the GPUWorkload CRD is not served"; exit 1; }
-# the node, as the sim makes its KWOK nodes, then published by its agent
-yaml2json topo.yaml | jq -c -f "$TOP/scripts/jq/sim-topology.jq" | claim-make -a >/dev/null
+# the node, as the sim makes its KWOK nodes (but for the label type=kwok
+# that other tests list the sim's nodes by), then published by its agent
+yaml2json topo.yaml | jq -c -f "$TOP/scripts/jq/sim-topology.jq" | jq -c 'del(.metadata.labels.type)' | claim-make -a >/dev/null
 cycle
 # the first MIG device the node's agent names
 mig1=$(k get node "$N" -o json | jq -r '[.metadata.annotations["agentaflow.gpu/devices"] | fromjson | .[]
