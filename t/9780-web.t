@@ -16,10 +16,10 @@ NS=t9780-web
 N=t9780-web
 
 cleanup() {
-	k delete namespace "$NS" --ignore-not-found --wait=false >/dev/null 2>&1
+	k delete pods -n "$NS" --all --grace-period=0 --force --ignore-not-found >/dev/null 2>&1
 	k delete node "$N" --ignore-not-found --wait=false >/dev/null 2>&1
-	gone 60 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name &&
-		gone 60 "node $N" k get node "$N" --ignore-not-found -o name
+	ns_deleted "$NS" && gone 60 "node $N" k get node "$N" --ignore-not-found -o name ||
+		{ echo "# t9780: left: $(k get namespace,node "$NS" "$N" --ignore-not-found -o name 2>&1 | tr '\n' ' ')"; return 1; }
 }
 
 cat >topo.yaml <<EOF
