@@ -147,11 +147,13 @@ case \$(cat mode) in
 ok) cat "$F/state.json" ;;
 fail) echo "gather: no luck" >&2; exit 3 ;;
 junk) echo "<html>" ;;
-hang) exec sleep 30 ;;
+hang) sleep 30 & echo \$! >sleep.pid; wait ;;
 esac
 EOF
 chmod +x gather
 echo ok >mode
+# dead PID: no such process, or only its zombie
+dead() { ! [ -d "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 status-page -l 127.0.0.1:0 -r 5 -T 1 -- ./gather >serve.out 2>serve.err &
 spid=$!
 eventually 10 grep -q serving serve.out
@@ -168,14 +170,16 @@ Content-Type: text/html; charset=utf-8
 same page
 EOF
 
-check_output 'a gather that fails, prints no JSON, or hangs past -T: named on the page' '
-	for m in fail junk hang; do echo $m >mode; get / | grep "Missing\|^[0-9]"; done; echo ok >mode' <<'EOF'
+check_output 'a gather that fails, prints no JSON, or hangs past -T (killed, with what it started): named on the page' '
+	for m in fail junk hang; do echo $m >mode; get / | grep "Missing\|^[0-9]"; done; echo ok >mode
+	eventually 5 dead "$(cat sleep.pid)" && echo "its sleep is gone"' <<'EOF'
 <p class="missing">Missing: the state: ./gather: exit status 3</p>
 200
 <p class="missing">Missing: the state: ./gather: no state: &#39;[&#39; or &#39;{&#39; expected near &#39;&lt;&#39;</p>
 200
 <p class="missing">Missing: the state: ./gather: still running after 1 s</p>
 200
+its sleep is gone
 EOF
 
 check_output '/healthz, 404, 405' 'get /healthz; get /nope; curl -s -X POST -w "%{http_code}\n" "http://127.0.0.1:$port/"' <<'EOF'

@@ -429,6 +429,7 @@ static json_t *
 run_gather(char *const *argv, int timeout, char **why)
 {
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	struct buf out = {0};
 	struct timespec t0, t1;
 	json_error_t jerr;
@@ -445,7 +446,13 @@ run_gather(char *const *argv, int timeout, char **why)
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-	r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	/* a group of its own, so that a gather past its time is killed with
+	 * every process it started */
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
+	r = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(fd[1]);
 	if (r) {
@@ -462,7 +469,7 @@ run_gather(char *const *argv, int timeout, char **why)
 			(int)((t1.tv_sec - t0.tv_sec) * 1000 +
 				(t1.tv_nsec - t0.tv_nsec) / 1000000);
 		if (left <= 0 || out.len > MAX_STATE) {
-			kill(pid, SIGKILL);
+			kill(-pid, SIGKILL);
 			killed = 1;
 			break;
 		}
