@@ -6,7 +6,9 @@
 # (none: all); $ns: the namespace of the claims, pods and workloads shown
 # ("": all).
 # Who holds a device: pods by their claims (since the pod started, else
-# since the claim was made), claims no pod uses yet, GPUWorkloads the
+# since the claim was made), pods bound by the UUIDs their
+# canhazgpu.dev/devices annotation names (sched-bind's, the controller's
+# Jobs'; a pod once), claims no pod uses yet, GPUWorkloads the
 # controller placed (since their last transition), and host users, as
 # the node's agent publishes its ledger's holds (canhazgpu.dev/host-holds;
 # the ledger's k8s holds are the claims'); a GPU in MIG mode is shown as
@@ -46,6 +48,11 @@ def gpus_wanted: (.status.requestedGPUs // .spec.gpuCount // .spec.gpuRequiremen
 	   holder: (if $p then {kind: "pod", name: "\($c.metadata.namespace)/\($p)", detail: "claim \($c.metadata.name)",
 			since: (($pod.status.startTime // $c.metadata.creationTimestamp) | secs)}
 		else {kind: "claim", name: ($c | nsname), detail: null, since: ($c.metadata.creationTimestamp | secs)} end)}]
+  + [$pods[] | select((.spec.nodeName // "") != "" and ((.status.phase // "Pending") | IN("Succeeded", "Failed") | not))
+	| . as $p | .metadata.annotations["canhazgpu.dev/devices"] // "[]" | fromjson? // [] | arrays | .[] | strings
+	| {node: $p.spec.nodeName, uuid: ., gpu: null,
+	   holder: {kind: "pod", name: ($p | nsname), detail: null,
+		since: (($p.status.startTime // $p.metadata.creationTimestamp) | secs)}}]
   + [$wl[] | select(mine) | select((.status.phase // "") | IN("Scheduled", "Running")) | . as $w
 	| .status.devices[]? | {node: $w.status.assignedNode, uuid: ., gpu: null,
 	   holder: {kind: "workload", name: ($w | nsname), detail: ($w.status.phase | ascii_downcase),
@@ -60,8 +67,9 @@ def gpus_wanted: (.status.requestedGPUs // .spec.gpuCount // .spec.gpuRequiremen
 	   devices: [.metadata.annotations["agentaflow.gpu/devices"] | fromjson? // [] | .[]
 		| select(.mig != null or (.mig_enabled | not)) | . as $d
 		| {gpu: .index, mig, name: .product, health: (.health // "ok"), reasons: (.reasons // []),
-		   holders: ([$mine[] | select((.uuid != null and .uuid == $d.uuid)
+		   holders: (([$mine[] | select((.uuid != null and .uuid == $d.uuid)
 				or (.uuid == null and $d.mig == null and .gpu == $d.index)) | .holder]
+				| reduce .[] as $h ([]; if any(.[]; .kind == $h.kind and .name == $h.name) then . else . + [$h] end))
 			+ ([$holds[] | select(.gpu == $d.index and .type != "k8s")
 				| {kind: "host",
 				   name: (.user // (if .type == "unreserved" then "in use without a reservation" else "an unreadable ledger entry" end)),
