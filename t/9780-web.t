@@ -4,8 +4,10 @@
 # GPU 0), pods holding a whole GPU and a MIG device by their claims, a pod
 # whose claim cannot be met and a GPUWorkload no node fits waiting: the
 # page, filtered to the node and this test's namespace, says exactly who
-# holds what, and what waits; in headless Chromium, served, its text is
-# the same, and a phone-sized screenshot is kept. The ledger down: the
+# holds what, and what waits; a user whose rights end at the namespace
+# sees what is refused named and the rest, or, asking for the namespace,
+# the whole page; in headless Chromium, served, its text is the same, and
+# a phone-sized screenshot is kept. The ledger down: the
 # agent says so on its Node and the page names it, showing the rest.
 . "$(dirname "$0")/lib.sh"
 
@@ -15,7 +17,11 @@ need_cluster
 NS=t9780-web
 N=t9780-web
 
+# the user ClusterRoles, when this test applied them
+made_roles=
 cleanup() {
+	k delete clusterrolebinding t9780-web-viewer --ignore-not-found >/dev/null 2>&1
+	[ -z "$made_roles" ] || k delete clusterrole k8shazgpu-user k8shazgpu-user-cluster --ignore-not-found >/dev/null 2>&1
 	k delete pods -n "$NS" --all --grace-period=0 --force --ignore-not-found >/dev/null 2>&1
 	k delete node "$N" --ignore-not-found --wait=false >/dev/null 2>&1
 	ns_deleted "$NS" && gone 60 "node $N" k get node "$N" --ignore-not-found -o name ||
@@ -74,6 +80,11 @@ cycle
 mig1=$(k get node "$N" -o json | jq -r '[.metadata.annotations["agentaflow.gpu/devices"] | fromjson | .[]
 	| select(.mig != null) | .uuid] | first')
 
+# the GPUWorkload a second before the pod, so that it waits longer
+jq -n -c --arg ns "$NS" '{apiVersion: "v1", kind: "Namespace", metadata: {name: $ns}},
+	{apiVersion: "canhazgpu.dev/v1alpha1", kind: "GPUWorkload", metadata: {name: "big", namespace: $ns},
+	 spec: {modelName: "llama", gpuCount: 8, nodeSelector: {"t9780-web": "nowhere"}}}' | claim-make -a >/dev/null
+sleep 1
 jq -n -c --arg ns "$NS" --arg n "$N" --arg mig "$mig1" '
 	{tolerations: [{operator: "Exists"}],
 	 affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [
@@ -84,13 +95,10 @@ jq -n -c --arg ns "$NS" --arg n "$N" --arg mig "$mig1" '
 		exactly: {deviceClassName: $class, selectors: [{cel: {expression: $cel}}]}}]}}};
 	def pod($name; $claim): {apiVersion: "v1", kind: "Pod", metadata: {name: $name, namespace: $ns},
 		spec: ($on + {resourceClaims: [{name: "dev", resourceClaimName: $claim}], containers: [$c]})};
-	{apiVersion: "v1", kind: "Namespace", metadata: {name: $ns}},
 	claim("whole-one"; "gpu.canhazgpu.dev"; "device.attributes[\"gpu.canhazgpu.dev\"].index == 1"),
 	claim("mig-a"; "mig.canhazgpu.dev"; "device.attributes[\"gpu.canhazgpu.dev\"].uuid == \"\($mig)\""),
 	claim("nine"; "gpu.canhazgpu.dev"; "device.attributes[\"gpu.canhazgpu.dev\"].index == 9"),
-	pod("train"; "whole-one"), pod("infer"; "mig-a"), pod("waits"; "nine"),
-	{apiVersion: "canhazgpu.dev/v1alpha1", kind: "GPUWorkload", metadata: {name: "big", namespace: $ns},
-	 spec: {modelName: "llama", gpuCount: 8, nodeSelector: {"t9780-web": "nowhere"}}}' |
+	pod("train"; "whole-one"), pod("infer"; "mig-a"), pod("waits"; "nine")' |
 	claim-make -a >/dev/null
 running() { test "$(k get pods -n "$NS" --field-selector=status.phase=Running -o name | wc -l)" = 2; }
 eventually 90 running || echo "# the pods: $(k get pods -n "$NS" -o wide 2>&1)"
@@ -114,6 +122,38 @@ Waiting  Wants  For
 workload t9780-web/big  8 GPUs  T
 pod t9780-web/waits  claims nine  T
 EOF
+
+# a user of the namespace alone (manifests/users/rbac.yaml), by a token
+k get clusterrole k8shazgpu-user >/dev/null 2>&1 || made_roles=1
+yaml2json "$TOP/manifests/users/rbac.yaml" | claim-make -a >/dev/null &&
+	k create serviceaccount viewer -n "$NS" >/dev/null &&
+	k create rolebinding viewer -n "$NS" --clusterrole=k8shazgpu-user --serviceaccount="$NS:viewer" >/dev/null &&
+	k create clusterrolebinding t9780-web-viewer --clusterrole=k8shazgpu-user-cluster --serviceaccount="$NS:viewer" >/dev/null &&
+	token=$(k create token viewer -n "$NS") &&
+	yaml2json "$KUBECONFIG" | jq -c --arg token "$token" \
+		'.users = [{name: "viewer", user: {token: $token}}] | .contexts |= map(.context.user = "viewer")' >viewer.kubeconfig ||
+	echo "# no viewer"
+check_output 'a user of one namespace, every namespace asked: what is refused named, the rest shown' \
+	"KUBECONFIG=viewer.kubeconfig k8shazgpu web --node $N --once --refresh 0 | text | when" <<'EOF'
+k8shazgpu status
+as of NOW
+Missing: resourceclaims.resource.k8s.io: GET /apis/resource.k8s.io/v1/resourceclaims: 403 Forbidden: resourceclaims.resource.k8s.io is forbidden: User "system:serviceaccount:t9780-web:viewer" cannot list resource "resourceclaims" in API group "resource.k8s.io" at the cluster scope
+Missing: pods: GET /api/v1/pods: 403 Forbidden: pods is forbidden: User "system:serviceaccount:t9780-web:viewer" cannot list resource "pods" in API group "" at the cluster scope
+Missing: gpuworkloads.canhazgpu.dev: GET /apis/canhazgpu.dev/v1alpha1/gpuworkloads: 403 Forbidden: gpuworkloads.canhazgpu.dev is forbidden: User "system:serviceaccount:t9780-web:viewer" cannot list resource "gpuworkloads" in API group "canhazgpu.dev" at the cluster scope
+1 node, 2 GPUs and 2 MIG devices: 3 free, 1 held, 0 unhealthy
+node t9780-web Ready
+NVIDIA-H100-80GB-HBM3; published T ago
+Device  Health  Held by, for how long
+GPU 0  ok  host alice (manual, fine-tune <b>7B</b>) for T
+GPU 1  ok  free
+GPU 2 MIG 3g.40gb  ok  free
+GPU 2 MIG 3g.40gb  ok  free
+Queue
+nothing waits
+EOF
+check 'the same user, its namespace asked (-n): the whole page' \
+	"KUBECONFIG=viewer.kubeconfig k8shazgpu -n $NS web --node $N --once --refresh 0 | text | when >viewer.txt &&
+	 eval \"\$page_text\" | diff - viewer.txt"
 
 k8shazgpu -n "$NS" web --node "$N" --port 0 --refresh 0 >serve.out 2>serve.err &
 wpid=$!
