@@ -147,6 +147,7 @@ case \$(cat mode) in
 ok) cat "$F/state.json" ;;
 fail) echo "gather: no luck" >&2; exit 3 ;;
 junk) echo "<html>" ;;
+array) echo "[]" ;;
 hang) sleep 30 & echo \$! >sleep.pid; wait ;;
 esac
 EOF
@@ -170,12 +171,14 @@ Content-Type: text/html; charset=utf-8
 same page
 EOF
 
-check_output 'a gather that fails, prints no JSON, or hangs past -T (killed, with what it started): named on the page' '
-	for m in fail junk hang; do echo $m >mode; get / | grep "Missing\|^[0-9]"; done; echo ok >mode
+check_output 'a gather that fails, prints no JSON or no object, or hangs past -T (killed, with what it started): named on the page' '
+	for m in fail junk array hang; do echo $m >mode; get / | grep "Missing\|^[0-9]"; done; echo ok >mode
 	eventually 5 dead "$(cat sleep.pid)" && echo "its sleep is gone"' <<'EOF'
 <p class="missing">Missing: the state: ./gather: exit status 3</p>
 200
 <p class="missing">Missing: the state: ./gather: no state: &#39;[&#39; or &#39;{&#39; expected near &#39;&lt;&#39;</p>
+200
+<p class="missing">Missing: the state: ./gather: no state: no JSON object</p>
 200
 <p class="missing">Missing: the state: ./gather: still running after 1 s</p>
 200
@@ -199,6 +202,7 @@ exit 0
 gather: no luck
 status-page: ./gather: exit status 3
 status-page: ./gather: no state: '[' or '{' expected near '<'
+status-page: ./gather: no state: no JSON object
 status-page: ./gather: still running after 1 s
 EOF
 

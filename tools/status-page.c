@@ -498,6 +498,11 @@ run_gather(char *const *argv, int timeout, char **why)
 	else if (!(state = json_loadb(out.s ? out.s : "", out.len, 0, &jerr)))
 		*why = easprintf("%s: no state: %s", argv[0],
 			err_clean(jerr.text));
+	else if (!json_is_object(state)) {
+		*why = easprintf("%s: no state: no JSON object", argv[0]);
+		json_decref(state);
+		state = NULL;
+	}
 	free(out.s);
 	return state;
 }
