@@ -78,6 +78,7 @@ claim-make_PKGS = jansson libcurl yaml-0.1
 cert-make_PKGS = jansson libcurl yaml-0.1 zlib
 yaml2json_PKGS = jansson yaml-0.1
 stat-serve_PKGS = libmicrohttpd
+status-page_PKGS = jansson libmicrohttpd
 gpu-probe_PKGS = jansson yaml-0.1 expat
 gpu-reserve_PKGS = jansson hiredis
 webhook-patch_PKGS = jansson libcurl yaml-0.1 libmicrohttpd zlib

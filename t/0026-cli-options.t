@@ -322,6 +322,9 @@ commands:
                           a command on cluster GPUs (k8shazgpu-run(1))
   cleanup --name RUN | --all
                           delete what vllm run and run made (k8shazgpu-cleanup(1))
+  web [--listen ADDR] [--port N] [--refresh S] [--node NODE] [--once|--state]
+                          the status page: GPUs, holders, health, the queue,
+                          served on 127.0.0.1:8080 (k8shazgpu-web(1))
 EOF
 check_output 'a group is a marked program k8shazgpu-NAME: beside the dispatcher, on PATH; the first wins' '
 	mkdir -p d/bin p && cp "$TOP/scripts/k8shazgpu" "$TOP/scripts/cli-lib.sh" d/bin/

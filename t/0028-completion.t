@@ -31,6 +31,7 @@ cache
 vllm
 run
 cleanup
+web
 EOF
 check_output 'the commands that begin with the word' "comp c" <<'EOF'
 cache
@@ -57,6 +58,7 @@ status
 queue
 report
 admin
+web
 EOF
 check_output "a verb's options, after the group's own" "comp host reserve -" <<'EOF'
 --redis-host

@@ -70,6 +70,15 @@ k8s_hold() { k8shazgpu host status --json | jq -c -e '., any(.[]; .type == "K8S"
 eventually -i 0.2 20 "the pod's GPU to become a k8s hold (see $work/agent-shared.log)" k8s_hold
 echo " What the host sees now (k8shazgpu host status, as canhazgpu status shows it):"
 k8shazgpu host status | sed 's/^/   /'
+echo " And on the status page (k8shazgpu web, node 'shared', namespace shared), fetched with curl:"
+k8shazgpu -n shared web --node shared --port 0 --refresh 0 >"$work/web.out" 2>"$work/web.err" &
+web_pid=$!
+web_up() { grep -q '^serving http' "$work/web.out"; }
+eventually -i 0.2 10 "k8shazgpu web to serve (see $work/web.err)" web_up
+curl -s "$(sed -n 's/^serving //p' "$work/web.out")" | sed -e 's#</t[dh]>#  #g' -e 's/<[^>]*>//g' \
+	-e 's/&lt;/</g; s/&gt;/>/g; s/&quot;/"/g; s/&#39;/'"'"'/g; s/&amp;/\&/g' | grep '^GPU \|^Missing' | sed 's/ *$//; s/^/   /'
+stop "$web_pid"
+web_pid=
 echo " bob, on the host, asks for 2 GPUs without waiting: only one is left"
 USER=bob k8shazgpu host reserve --gpus 2 --nonblock 2>&1 | sed 's/^/   /' || true
 echo " and takes that one with --short, as in export CUDA_VISIBLE_DEVICES=\$(k8shazgpu host reserve --short)"

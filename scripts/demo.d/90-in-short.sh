@@ -21,6 +21,7 @@ echo "   - a GPUWorkload in dra mode asked for 2g.20gb, else 1g.10gb, as firstAv
 echo "   - host users (k8shazgpu host, canhazgpu's verbs) and pods shared node 'shared' through the Redis ledger:"
 echo "     a GPU reserved on the host left the node's ResourceSlice within a second, the pod's GPU showed"
 echo "     in host status as a K8S hold, and no GPU was ever given to both"
+echo "   - the status page (k8shazgpu web), fetched with curl, showed alice's GPUs and the pod's on one page"
 echo "   - hostile input to the ledger (a terminal escape in a note, an empty list of GPUs, a pool size that"
 echo "     would have kept Redis busy under its lock) was refused at once by the same bounds in C and in Lua"
 if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ]; then
