@@ -43,7 +43,14 @@ cleanup() {
 	[ ! -f "$D/installed" ] || k8shazgpu-sim uninstall >/dev/null 2>&1
 	hm uninstall k8shazgpu -n default --ignore-not-found --wait >/dev/null 2>&1
 	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || return 1
-	! grep -q gpunodes before || crd_apply "$TOP/manifests/crds/gpunodes.yaml"
+	grep -q gpunodes before || return 0
+	# (both CRDs of the file: crd_apply takes one a file)
+	for n in gpunodes.canhazgpu.dev gpunodes.agentaflow.io; do
+		gone 120 "CRD $n, being deleted," crd_deleting "$n" || return 1
+	done
+	yaml2json "$TOP/manifests/crds/gpunodes.yaml" | claim-make -a >/dev/null &&
+		eventually 60 crd_established gpunodes.canhazgpu.dev &&
+		eventually 60 crd_established gpunodes.agentaflow.io
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
