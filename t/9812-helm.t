@@ -6,8 +6,8 @@
 # cluster's ports and host networking by a post-renderer of overlays/sim's
 # patches). Every component comes Ready on the real node; the node agent
 # publishes the node; `helm uninstall` leaves nothing of ours. Bad input:
-# values the chart's schema refuses install nothing. The GPUNode CRDs the
-# sim served before are served again at the end.
+# values the chart's schema refuses install nothing. What of ours was
+# there before (the GPUNode CRDs the sim serves) is made again at the end.
 . "$(dirname "$0")/lib.sh"
 need_cluster
 D=$K8SHAZGPU_SIM_DIR
@@ -20,7 +20,7 @@ NS=canhazgpu-system
 HOST=$NODE_NAME
 hm() { "$helm" --kubeconfig "$D/kubeconfig" "$@"; }
 
-# what of ours the cluster serves now, to serve again at the end
+# what of ours the cluster has, by kubectl's names
 ours() {
 	k get namespace "$NS" canhazgpu-node-secrets --ignore-not-found -o name
 	k get crd -o name | grep -e canhazgpu -e agentaflow
@@ -33,24 +33,32 @@ ours() {
 # (what an earlier run that failed left installed goes first)
 [ ! -f "$D/installed" ] || k8shazgpu-sim uninstall >/dev/null 2>&1 ||
 	{ echo "Bail out! k8shazgpu is installed in the shared cluster and k8shazgpu-sim uninstall failed"; exit 1; }
+hm uninstall k8shazgpu -n default --ignore-not-found --wait >/dev/null 2>&1
 gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || { echo "Bail out! namespace $NS stays"; exit 1; }
-ours >before
-grep -q . before && grep -v -x -e customresourcedefinition.apiextensions.k8s.io/gpunodes.canhazgpu.dev \
-	-e customresourcedefinition.apiextensions.k8s.io/gpunodes.agentaflow.io before &&
-	{ echo "Bail out! the shared cluster has objects of ours beside the sim's GPUNode CRDs"; exit 1; }
+# Objects of ours made before by the sim or by other tests (the GPUNode
+# CRDs the sim serves, DeviceClasses), which the install takes over and
+# the uninstall deletes: made again from manifests/ at the end.
+ours | sort >before
+# an object's kubectl name: kind.group/name
+KEY='def key: "\(.kind | ascii_downcase)\(.apiVersion | if contains("/") then "." + sub("/.*"; "") else "" end)/\(.metadata.name)";'
+"$(sim-build bindir)/kubectl" kustomize "$TOP/manifests" | yaml2json -s |
+	jq -c --rawfile before before "$KEY"' ($before | split("\n")) as $b | select(key as $k | any($b[]; . == $k))' >restore.json
+check_output 'what was there before is of manifests/, to be made again' \
+	"jq -r '$KEY key' restore.json | sort | diff - before" <<'EOF'
+EOF
 
 cleanup() {
 	[ ! -f "$D/installed" ] || k8shazgpu-sim uninstall >/dev/null 2>&1
 	hm uninstall k8shazgpu -n default --ignore-not-found --wait >/dev/null 2>&1
 	gone 180 "namespace $NS" k get namespace "$NS" --ignore-not-found -o name || return 1
-	grep -q gpunodes before || return 0
-	# (both CRDs of the file: crd_apply takes one a file)
-	for n in gpunodes.canhazgpu.dev gpunodes.agentaflow.io; do
+	[ -s restore.json ] || return 0
+	for n in $(jq -r 'select(.kind == "CustomResourceDefinition") | .metadata.name' restore.json); do
 		gone 120 "CRD $n, being deleted," crd_deleting "$n" || return 1
 	done
-	yaml2json "$TOP/manifests/crds/gpunodes.yaml" | claim-make -a >/dev/null &&
-		eventually 60 crd_established gpunodes.canhazgpu.dev &&
-		eventually 60 crd_established gpunodes.agentaflow.io
+	claim-make -a <restore.json >/dev/null || return 1
+	for n in $(jq -r 'select(.kind == "CustomResourceDefinition") | .metadata.name' restore.json); do
+		eventually 60 crd_established "$n" || return 1
+	done
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -59,7 +67,7 @@ trap 'exit 1' INT TERM
 
 printf 'image:\n  tag: latest\n' >bad.yaml
 check_output 'values the schema refuses: helm install says which, and installs nothing' \
-	"out hm install k8shazgpu '$TOP/charts/k8shazgpu' -n default -f bad.yaml; ours | diff before -" <<'EOF'
+	"out hm install k8shazgpu '$TOP/charts/k8shazgpu' -n default -f bad.yaml; ours | sort | diff before -" <<'EOF'
 exit 1
 Error: INSTALLATION FAILED: values don't meet the specifications of the schema(s) in the following chart(s):
 k8shazgpu:
@@ -128,5 +136,5 @@ check_output 'the sim runs its own node agent and plugin again' \
 node-agent running
 plugin running
 EOF
-check 'the GPUNode CRDs the sim served before are served again' 'cleanup && ours | diff before -'
+check 'what of ours was there before is there again' 'cleanup && ours | sort | diff before -'
 done_testing
