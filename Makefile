@@ -332,7 +332,7 @@ install: all install-completion
 	install -m 755 $(TOOLS:%=$(B)/%) $(DESTDIR)$(BINDIR)
 	install -m 755 $(wildcard scripts/k8shazgpu*) scripts/gpu-check $(DESTDIR)$(BINDIR)
 	install -d $(DESTDIR)$(LIBEXECDIR)
-	install -m 755 scripts/sim-build scripts/sim-node scripts/sim-install \
+	install -m 755 scripts/sim-build scripts/sim-node scripts/sim-install scripts/helm-build \
 		scripts/node-build scripts/oci-image scripts/free-port $(DESTDIR)$(LIBEXECDIR)
 	install -m 644 scripts/cli-lib.sh scripts/sim-lib.sh $(DESTDIR)$(LIBEXECDIR)
 	install -d $(DESTDIR)$(LIBEXECDIR)/static
@@ -341,7 +341,7 @@ install: all install-completion
 	install -m 644 scripts/jq/*.jq $(DESTDIR)$(LIBEXECDIR)/jq
 	for m in man/*.[178]; do \
 		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(MANDIR)/man$$s; done
-	cp -R manifests overlays $(DESTDIR)$(DATADIR)/
+	cp -R manifests overlays charts $(DESTDIR)$(DATADIR)/
 
 # the bash and zsh completions, the engine they share (k8shazgpu
 # __complete) and the kubectl plugin kubectl-hazgpu with its completion

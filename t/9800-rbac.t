@@ -83,6 +83,8 @@ canhazgpu-nodeagent get resourceclaims.resource.k8s.io default c yes
 canhazgpu-nodeagent list pods - - yes
 canhazgpu-nodeagent get gpunodes.canhazgpu.dev - small yes
 canhazgpu-nodeagent patch gpunodes.canhazgpu.dev - small yes
+canhazgpu-nodeagent create gpunodes.canhazgpu.dev - - yes
+canhazgpu-nodeagent create gpunodes.agentaflow.io - - yes
 canhazgpu-nodeagent patch gpunodes.canhazgpu.dev/status - small yes
 canhazgpu-nodeagent delete gpunodes.canhazgpu.dev - small yes
 canhazgpu-nodeagent patch gpunodes.agentaflow.io - small yes

@@ -44,3 +44,7 @@ if [ -f "$D/node-state" ] && command -v docker-registry >/dev/null 2>&1; then
 	echo "     pushed to a registry, kubectl apply -k; its node agent, DRA plugin, controller and webhook ran in pods"
 	echo "     with only the rights they use, an admission policy kept the agent to its own node, and delete -k undid it"
 fi
+if [ -x "$("$TOP/scripts/helm-build" path)" ]; then
+	echo "   - the Helm chart rendered the same objects as kustomize, set images and allocation by values, and its"
+	echo "     schema refused a value it did not know"
+fi
