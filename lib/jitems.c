@@ -6,8 +6,8 @@
 static size_t
 blanks(const char *p, size_t i, size_t end)
 {
-	while (i < end && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' ||
-				  p[i] == '\r'))
+	while (i < end &&
+		(p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r'))
 		i++;
 	return i;
 }
@@ -52,9 +52,7 @@ value_end(const char *p, size_t i, size_t end)
 			i--;
 			break;
 		case '{':
-		case '[':
-			depth++;
-			break;
+		case '[': depth++; break;
 		case '}':
 		case ']':
 			if (--depth == 0)

@@ -590,8 +590,8 @@ page_item(const struct page *pg, json_t *item, kube_item_fn *fn, void *arg)
  * text when it was split; returns 0, or -1 with e filled (*stop set when
  * fn said stop). */
 static int
-page_items(const struct page *pg, const char *path, kube_item_fn *fn,
-	void *arg, int *stop, struct kube_error *e)
+page_items(const struct page *pg, const char *path, kube_item_fn *fn, void *arg,
+	int *stop, struct kube_error *e)
 {
 	json_error_t je;
 	json_t *item;
@@ -615,8 +615,8 @@ page_items(const struct page *pg, const char *path, kube_item_fn *fn,
 			return -1;
 		}
 		if (!(item = jl_loadb(pg->text + s, end - s, 0, &je))) {
-			snprintf(what, sizeof what, "items[%zu] (byte %zu): ", i,
-				s + 1);
+			snprintf(what, sizeof what,
+				"items[%zu] (byte %zu): ", i, s + 1);
 			bad_json(e, "GET", path, what, &je);
 			return -1;
 		}

@@ -324,8 +324,7 @@ sqe_job_delete(struct sqe_job *j, const char *why)
 	job = job_obj(j);
 	err_warn("Job %s/%s: %s; deleting it so that its workload is placed "
 		 "again",
-		sqe_str_at(json_object_get(job, "metadata"), "namespace",
-			NULL),
+		sqe_str_at(json_object_get(job, "metadata"), "namespace", NULL),
 		sqe_str_at(job, "metadata", "name"), why);
 	sqe_write_delete(j->e, j->owner, job);
 	json_decref(job);
