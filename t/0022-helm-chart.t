@@ -15,7 +15,18 @@ CHART=$TOP/charts/k8shazgpu
 # One object a line, keys sorted, in the order kind, namespace, name.
 objects() { yaml2json -s | jq -c -S 'select(. != null)' | jq -s -c 'sort_by(.kind, .metadata.namespace // "", .metadata.name)[]'; }
 key() { jq -r '"\(.kind) \(.metadata.namespace // "-")/\(.metadata.name)"' "$@"; }
-render() { "$helm" template k8shazgpu "$CHART" "$@" | objects; }
+# render: the chart's objects, less the annotation that keeps a CRD on
+# helm uninstall (crds.keep, checked on its own below): manifests/ has no
+# uninstall of its own to keep anything from.
+render() {
+	"$helm" template k8shazgpu "$CHART" "$@" | objects | jq -c 'del(.metadata.annotations["helm.sh/resource-policy"])
+		| if .metadata.annotations == {} then del(.metadata.annotations) else . end'
+}
+# crd_policy ARGS...: each CRD the chart renders and its resource policy
+crd_policy() {
+	"$helm" template k8shazgpu "$CHART" "$@" | objects |
+		jq -r 'select(.kind == "CustomResourceDefinition") | "\(.metadata.name) \(.metadata.annotations["helm.sh/resource-policy"] // "-")"'
+}
 
 check_output 'helm lint: no warning, no error' "cd '$TOP' && '$helm' lint charts/k8shazgpu" <<'X'
 ==> Linting charts/k8shazgpu
@@ -39,6 +50,20 @@ X
 done
 
 { "$kubectl" kustomize "$TOP/manifests" && echo --- && "$kubectl" kustomize "$TOP/manifests/monitoring"; } | objects >kustomize-mon.json
+check_output 'crds.keep: by default helm uninstall keeps every CRD (and so every GPUWorkload); false: none' \
+	'crd_policy; crd_policy --set crds.keep=false' <<'X'
+cacheplans.canhazgpu.dev keep
+gpunodes.agentaflow.io keep
+gpunodes.canhazgpu.dev keep
+gpuworkloads.canhazgpu.dev keep
+nodecachestatuses.canhazgpu.dev keep
+cacheplans.canhazgpu.dev -
+gpunodes.agentaflow.io -
+gpunodes.canhazgpu.dev -
+gpuworkloads.canhazgpu.dev -
+nodecachestatuses.canhazgpu.dev -
+X
+
 check_output 'monitoring.enabled: also what kubectl kustomize manifests/monitoring renders' \
 	"render --set monitoring.enabled=true | diff kustomize-mon.json -" <<'X'
 X
