@@ -99,24 +99,66 @@ requests_of(const json_t *c)
 	return json_object_get(json_object_get(c, "resources"), "requests");
 }
 
+static int
+is_sidecar(const json_t *c)
+{
+	const char *p = json_string_value(json_object_get(c, "restartPolicy"));
+
+	return p && !strcmp(p, "Always");
+}
+
+/* add_all and max_all fold list b into a, by sum or by maximum. */
+static void
+add_all(struct brl *a, const struct brl *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		add_fn(a, b->name[i], &b->q[i]);
+}
+
+static void
+max_all(struct brl *a, const struct brl *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		max_fn(a, b->name[i], &b->q[i]);
+}
+
+/* bind_rl_pod counts as the scheduler does (and podres.c): the containers
+ * and the sidecars (init containers that restart: Always) together; a
+ * plain init container beside the sidecars started before it; the larger
+ * of the two, resource by resource, plus the overhead. */
 void
 bind_rl_pod(struct brl *r, const json_t *pod)
 {
 	const json_t *spec = json_object_get(pod, "spec"), *c;
-	struct brl init = {0};
-	struct qty one;
+	struct brl side = {0}, init = {0}, one;
+	struct qty q;
 	size_t i;
 
 	json_array_foreach(json_object_get(spec, "containers"), i, c)
 		each(requests_of(c), add_fn, r);
-	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
-		each(requests_of(c), max_fn, &init);
-	for (i = 0; i < init.n; i++)
-		max_fn(r, init.name[i], &init.q[i]);
+	json_array_foreach(json_object_get(spec, "initContainers"), i, c) {
+		if (is_sidecar(c)) {
+			each(requests_of(c), add_fn, &side);
+			max_all(&init, &side);
+			continue;
+		}
+		one = (struct brl){0};
+		each(requests_of(c), add_fn, &one);
+		add_all(&one, &side);
+		max_all(&init, &one);
+		bind_rl_free(&one);
+	}
+	add_all(r, &side);
+	max_all(r, &init);
+	bind_rl_free(&side);
 	bind_rl_free(&init);
 	each(json_object_get(spec, "overhead"), add_fn, r);
-	qty_from_int(&one, 1, QTY_DECIMAL_SI);
-	bind_rl_add(r, "pods", &one, 0);
+	qty_from_int(&q, 1, QTY_DECIMAL_SI);
+	bind_rl_add(r, "pods", &q, 0);
 }
 
 const char *

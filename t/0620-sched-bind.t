@@ -103,6 +103,28 @@ check_output 'round_robin goes on from the node it chose last, pod after pod' "p
 ["t/r3","h100"]
 EOF
 
+# ---- what a pass does not read (sched-bind drops it from each listed
+# object: managedFields, a Node's images, a Pod's statuses and volumes,
+# all of a container but its name, resources and restartPolicy)
+FAT='.metadata.managedFields = [{manager: "m", operation: "Apply", fieldsV1: {"f:spec": {}}}]
+	| .spec.volumes = [{name: "v", emptyDir: {}}]
+	| .spec.containers[0] += {image: "i", command: ["sh"], env: [{name: "A", value: "1"}], ports: [{containerPort: 80}]}
+	| .spec.initContainers = [{name: "side", image: "i", restartPolicy: "Always", resources: {requests: {"nvidia.com/gpu": "1"}}}]
+	| .status += {conditions: [{type: "PodScheduled", status: "False"}], containerStatuses: [{name: "c", ready: false}]}'
+pod fat l4 "" 1 "" "$FAT"
+check_output 'a pod with all that: decided as without it; its sidecar (restartPolicy kept) runs beside the container: 2 GPUs' pass <<EOF
+{"kind":"bind","pod":"t/fat","node":"l4","devices":["$L0","$L1"],"strategy":"least_utilized","priority":0}
+EOF
+pod side l4 "" 1 "" '.spec.initContainers = [{name: "side", restartPolicy: "Always", resources: {requests: {"nvidia.com/gpu": "2"}}}]'
+pod plain l4 "" 1 "" '.spec.initContainers = [{name: "side", restartPolicy: "Always", resources: {requests: {"nvidia.com/gpu": "1"}}},
+	{name: "after", resources: {requests: {"nvidia.com/gpu": "2"}}}]'
+check_output 'a sidecar of 2 and a container of 1 need 3 GPUs; a plain init container of 2 beside a sidecar of 1, 3 too' pass <<EOF
+{"kind":"unschedulable","pod":"t/side","reason":"0/4 nodes fit: 3 node selector mismatch, 1 insufficient nvidia.com/gpu"}
+{"kind":"event","pod":"t/side","type":"Warning","reason":"FailedScheduling","message":"0/4 nodes fit: 3 node selector mismatch, 1 insufficient nvidia.com/gpu"}
+{"kind":"unschedulable","pod":"t/plain","reason":"0/4 nodes fit: 3 node selector mismatch, 1 insufficient nvidia.com/gpu"}
+{"kind":"event","pod":"t/plain","type":"Warning","reason":"FailedScheduling","message":"0/4 nodes fit: 3 node selector mismatch, 1 insufficient nvidia.com/gpu"}
+EOF
+
 # ---- DRA
 claim theirs "$(gpu_req 1)" '.status.allocation = {devices: {results: [{request: "gpus", driver: "gpu.canhazgpu.dev", pool: "l4", device: "gpu-0"}]}, nodeSelector: {nodeSelectorTerms: [{matchFields: [{key: "metadata.name", operator: "In", values: ["l4"]}]}]}}'
 claim mine "$(gpu_req 1)"

@@ -96,6 +96,46 @@ static void __attribute__((noreturn)) usage(void)
 	exit(HAZ_USAGE);
 }
 
+/* ---- lists ---- */
+
+/* slim takes out of a listed object what no decision reads (lib/bind*):
+ * every object's managedFields; a Node's image list; of a Pod its
+ * statuses and volumes, and of each container all but its name,
+ * resources and restartPolicy. A pass holds the cluster's Pods at once:
+ * what is left of one is a fraction of it. */
+enum { L_NODES, L_PODS, L_SLICES, L_CLAIMS };
+
+static void
+slim(json_t *o, int list)
+{
+	static const char *const pod_status[] = {"conditions",
+		"containerStatuses", "initContainerStatuses",
+		"ephemeralContainerStatuses", "podIPs", "hostIPs", NULL};
+	static const char *const lists[] = {"containers", "initContainers",
+		"ephemeralContainers", NULL};
+	json_t *spec = json_object_get(o, "spec"), *st, *c, *k;
+	const char *key;
+	void *tmp;
+	size_t i, j;
+
+	json_object_del(json_object_get(o, "metadata"), "managedFields");
+	if (list == L_NODES)
+		json_object_del(json_object_get(o, "status"), "images");
+	if (list != L_PODS)
+		return;
+	st = json_object_get(o, "status");
+	for (i = 0; pod_status[i]; i++)
+		json_object_del(st, pod_status[i]);
+	json_object_del(spec, "volumes");
+	for (i = 0; lists[i]; i++)
+		json_array_foreach(json_object_get(spec, lists[i]), j, c)
+			json_object_foreach_safe(c, tmp, key, k)
+				if (strcmp(key, "name") &&
+					strcmp(key, "resources") &&
+					strcmp(key, "restartPolicy"))
+					json_object_del(c, key);
+}
+
 /* ---- snapshot mode ---- */
 
 static json_t *
@@ -158,12 +198,15 @@ static int
 snapshot(char **files)
 {
 	int status = HAZ_OK;
-	json_t *l[4], *acts;
+	json_t *l[4], *acts, *it;
 	const json_t *a;
-	size_t i;
+	size_t i, j;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4; i++) {
 		l[i] = items(files[i], &status);
+		json_array_foreach(l[i], j, it)
+			slim(it, (int)i);
+	}
 	acts = bind_pass(l[0], l[1], l[2], l[3], &opt.b);
 	json_array_foreach(acts, i, a)
 		print_action(a);
@@ -379,18 +422,40 @@ prune(const json_t *acts)
 	hm_free(now);
 }
 
+struct listing {
+	json_t *items;
+	int list;
+};
+
+static int
+keep_slim(json_t *item, void *arg)
+{
+	struct listing *l = arg;
+
+	slim(item, l->list);
+	json_array_append(l->items, item);
+	return 0;
+}
+
+static void
+clear(void *arg)
+{
+	json_array_clear(((struct listing *)arg)->items);
+}
+
 static json_t *
-list(const char *path, int *temp, int *bad)
+list(const char *path, int which, int *temp, int *bad)
 {
 	struct kube_error e;
-	json_t *v = NULL;
+	struct listing l = {json_array(), which};
 	char *rv = NULL;
 	static int said_nodra;
 
-	if (kube_list(K, path, 500, &v, &rv, &e) == 0) {
+	if (kube_list_each(K, path, 500, keep_slim, clear, &l, &rv, &e) == 0) {
 		free(rv);
-		return v;
+		return l.items;
 	}
+	json_decref(l.items);
 	if (e.kind == KUBE_ENORES || e.status == 404) {
 		if (!said_nodra++)
 			err_warn("%s: not served; no DRA claims", path);
@@ -417,7 +482,7 @@ pass(void)
 	const char *kind;
 
 	for (i = 0; i < 4 && !temp && !bad; i++)
-		l[i] = list(paths[i], &temp, &bad);
+		l[i] = list(paths[i], (int)i, &temp, &bad);
 	if (temp || bad)
 		goto out;
 	acts = bind_pass(l[0], l[1], l[2], l[3], &opt.b);
