@@ -3,10 +3,13 @@ helm=$("$TOP/scripts/helm-build" path)
 if [ -x "$helm" ]; then
 	say "The same install as a Helm chart: charts/k8shazgpu, with its default values, renders what kubectl kustomize manifests/ does"
 	objects() { yaml2json -s | jq -c -S 'select(. != null)' | jq -s -c 'sort_by(.kind, .metadata.namespace // "", .metadata.name)[]'; }
-	"$helm" template k8shazgpu "$TOP/charts/k8shazgpu" | objects >"$D/helm.json"
+	# (less the annotation that keeps the CRDs on helm uninstall: crds.keep)
+	"$helm" template k8shazgpu "$TOP/charts/k8shazgpu" | objects | jq -c 'del(.metadata.annotations["helm.sh/resource-policy"])
+		| if .metadata.annotations == {} then del(.metadata.annotations) else . end' >"$D/helm.json"
 	kc kustomize "$TOP/manifests" | objects >"$D/kustomize.json"
 	if cmp -s "$D/helm.json" "$D/kustomize.json"; then
 		echo "   helm template and kubectl kustomize: the same $(wc -l <"$D/helm.json") objects, field by field"
+		echo "   (but that helm uninstall keeps the CRDs, and so every GPUWorkload, unless crds.keep=false)"
 	else
 		echo "   they differ:"
 		diff "$D/kustomize.json" "$D/helm.json" | head -n 10 | cut -c 1-150 | sed 's/^/   /'
