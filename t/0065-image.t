@@ -7,6 +7,7 @@
 # registry (Debian's docker-registry on loopback), again with every blob
 # skipped, and the failures: nothing listening, a registry refusing.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/t/lib-image.sh"
 
 comps="nodeagent draplugin controller webhook"
 ldd "$BUILD/claim-make" 2>/dev/null | grep -q libasan &&
@@ -19,25 +20,8 @@ revision=$(git -C "$TOP" rev-parse HEAD)
 source=$(git -C "$TOP" remote get-url origin 2>/dev/null || echo "$TOP")
 
 # The registry, ours: filesystem storage here, stopped by its PID.
-REG_PORT=$(free_port)
-REG=127.0.0.1:$REG_PORT
-cat >registry.yml <<EOF
-version: 0.1
-log: {level: error, accesslog: {disabled: true}}
-storage: {filesystem: {rootdirectory: $SCRATCH/registry}}
-http: {addr: "$REG"}
-EOF
-docker-registry serve registry.yml >registry.log 2>&1 &
-echo $! >registry.pid
-trap 'kill "$(cat "$SCRATCH/registry.pid")" 2>/dev/null' EXIT
+start_registry
 
-# lay C DIR: DIR/C is the layout of image C from DIR/C.tar; man C DIR:
-# its manifest's path; blob DIR/C DIGEST: a blob's path.
-lay() { [ -d "$2/$1" ] || { mkdir "$2/$1" && tar -C "$2/$1" -xf "$2/$1.tar"; }; }
-blob() { echo "$1/blobs/sha256/${2#sha256:}"; }
-man_() { lay "$1" "$2" && blob "$2/$1" "$(jq -r '.manifests[0].digest' "$2/$1/index.json")"; }
-# layer C DIR N: layer N of image C, uncompressed, on stdout
-layer() { gzip -dc "$(blob "$2/$1" "$(jq -r ".layers[$3].digest" "$(man_ "$1" "$2")")")"; }
 # root C: image C's layers unpacked in order into root-C
 root() {
 	[ -d "root-$1" ] || { mkdir "root-$1" && for i in 0 1; do layer "$1" one $i | tar -C "root-$1" --numeric-owner -xf - || return 1; done &&

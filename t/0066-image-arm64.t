@@ -10,6 +10,7 @@
 # registry by oci-push. Reproducible twice over: two image builds of one
 # build directory, and the tools compiled again into another.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/t/lib-image.sh"
 
 comps="nodeagent draplugin controller webhook"
 ldd "$BUILD/claim-make" 2>/dev/null | grep -q libasan &&
@@ -21,13 +22,6 @@ ARM=$TOP/build-arm64
 version=$(sed -n 's/^VERSION = //p' "$TOP/Makefile")
 triplet=aarch64-linux-gnu
 
-# lay C DIR: DIR/C is the layout of image C from DIR/C.tar; man_ C DIR:
-# its manifest's path; blob DIR/C DIGEST: a blob's path.
-lay() { [ -d "$2/$1" ] || { mkdir "$2/$1" && tar -C "$2/$1" -xf "$2/$1.tar"; }; }
-blob() { echo "$1/blobs/sha256/${2#sha256:}"; }
-man_() { lay "$1" "$2" && blob "$2/$1" "$(jq -r '.manifests[0].digest' "$2/$1/index.json")"; }
-# layer C DIR N: layer N of image C, uncompressed, on stdout
-layer() { gzip -dc "$(blob "$2/$1" "$(jq -r ".layers[$3].digest" "$(man_ "$1" "$2")")")"; }
 # root C: arm64 image C's layers unpacked in order into root-C
 root() {
 	[ -d "root-$1" ] || { mkdir "root-$1" &&
@@ -236,17 +230,7 @@ EOF
 
 # pushed to a registry of our own: each platform's blobs and manifest by
 # digest, then the index by tag
-REG_PORT=$(free_port)
-REG=127.0.0.1:$REG_PORT
-cat >registry.yml <<EOF
-version: 0.1
-log: {level: error, accesslog: {disabled: true}}
-storage: {filesystem: {rootdirectory: $SCRATCH/registry}}
-http: {addr: "$REG"}
-EOF
-docker-registry serve registry.yml >registry.log 2>&1 &
-echo $! >registry.pid
-trap 'kill "$(cat "$SCRATCH/registry.pid")" 2>/dev/null' EXIT
+start_registry
 eventually 20 curl -sf "http://$REG/v2/"
 
 check_output 'oci-push of an index: both manifests by digest with their blobs, the index by tag' '

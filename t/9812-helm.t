@@ -9,6 +9,7 @@
 # values the chart's schema refuses install nothing. What of ours was
 # there before (the GPUNode CRDs the sim serves) is made again at the end.
 . "$(dirname "$0")/lib.sh"
+. "$TOP/t/lib-install.sh"
 need_cluster
 D=$K8SHAZGPU_SIM_DIR
 [ -f "$D/node-state" ] && [ -f "$D/kubelet.pid" ] || skip_all 'the shared cluster has no real node (k8shazgpu-sim up --no-node, or not root)'
@@ -113,17 +114,7 @@ EOF
 
 # ---- the node agent does its work ------------------------------------------
 
-gpu-probe -t "$D/realnode.yaml" -n "$HOST" | claim-make -N "$HOST" |
-	jq -r 'select(.kind == "ResourceSlice") | .spec.devices[].name' | sort >devices.want
-slice_devices() {
-	k get resourceslices -o json | jq -r --arg n "$HOST" '.items[] | select(.spec.nodeName == $n) | .spec.devices[].name' | sort
-}
-same_slice() { slice_devices >devices.got && cmp -s devices.got devices.want; }
-label() { k get node "$HOST" -o jsonpath='{.metadata.labels.nvidia\.com/gpu\.product}'; }
-k label node "$HOST" nvidia.com/gpu.product- >/dev/null
-k delete resourceslices --field-selector "spec.nodeName=$HOST" >/dev/null
-check 'the node agent pod publishes the node again: its label and its ResourceSlice' \
-	'eventually 60 same_slice && eventually 30 test "$(label)" = NVIDIA-H100-80GB-HBM3'
+check_republished
 
 # ---- uninstall -------------------------------------------------------------
 
