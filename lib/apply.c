@@ -295,7 +295,7 @@ apply_status(struct applier *a, const char *path, const json_t *obj,
 		"namespace",
 		json_object_get(json_object_get(obj, "metadata"), "namespace"),
 		"status", json_object_get(obj, "status"));
-	json_t *ans = kube_apply(a->k, spath, body, a->manager, 1, e);
+	json_t *ans = kube_apply_meta(a->k, spath, body, a->manager, 1, e);
 
 	json_decref(body);
 	free(spath);
@@ -324,8 +324,9 @@ only_status(const json_t *obj)
 static json_t *apply_named(struct applier *a, const json_t *obj,
 	struct kube_error *e);
 
-/* with_namespace returns a copy of obj naming its namespace: the
- * applier's default when obj is namespaced and names none. */
+/* with_namespace returns obj naming its namespace (a new reference):
+ * a copy given the applier's default when obj is namespaced and names
+ * none, else obj itself. */
 static json_t *
 with_namespace(struct applier *a, const json_t *obj, struct kube_error *e)
 {
@@ -334,11 +335,13 @@ with_namespace(struct applier *a, const json_t *obj, struct kube_error *e)
 
 	if (!r)
 		return NULL;
+	m = json_object_get(obj, "metadata");
+	if (!r->namespaced || !json_is_object(m) ||
+		json_object_get(m, "namespace"))
+		return json_incref((json_t *)obj); /* as it is: no copy */
 	copy = json_deep_copy(obj);
-	m = json_object_get(copy, "metadata");
-	if (r->namespaced && json_is_object(m) &&
-		!json_object_get(m, "namespace"))
-		json_object_set_new(m, "namespace", json_string(a->ns));
+	json_object_set_new(json_object_get(copy, "metadata"), "namespace",
+		json_string(a->ns));
 	return copy;
 }
 
@@ -367,9 +370,12 @@ apply_named(struct applier *a, const json_t *obj, struct kube_error *e)
 	if (!path)
 		return NULL;
 	if (!status || !only_status(obj)) {
-		body = json_deep_copy(obj);
+		/* all but the status, which goes to its subresource: a
+		 * shallow copy shares the rest */
+		body = status ? json_copy((json_t *)obj)
+			      : json_incref((json_t *)obj);
 		json_object_del(body, "status");
-		ans = kube_apply(a->k, path, body, a->manager, 1, e);
+		ans = kube_apply_meta(a->k, path, body, a->manager, 1, e);
 		json_decref(body);
 		if (!ans)
 			goto out;

@@ -289,6 +289,9 @@ prepare(struct kube *k, const char *method, const char *path,
 	http_setup(k->h, url, &o);
 	free(url);
 	set_tls(k);
+	/* a request body is an object of a few KiB: curl's 64 KiB upload
+	 * buffer, kept per handle, would be most of a writer's memory */
+	curl_easy_setopt(k->h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
 	hdrs = curl_slist_append(hdrs, accept);
 	kc_refresh_token(k->cfg);
 	if (k->cfg->token) {
@@ -401,12 +404,12 @@ bad_json(struct kube_error *e, const char *method, const char *path,
 		method, pathonly(path), path, what, je->text);
 }
 
-/* request sends one request with an optional JSON body and decodes the
- * JSON answer. */
+/* request_skip sends one request with an optional JSON body and decodes
+ * the JSON answer, leaving out what skip names (NULL: nothing). */
 static json_t *
-request(struct kube *k, const char *method, const char *path,
+request_skip(struct kube *k, const char *method, const char *path,
 	const char *accept, const char *ctype, const json_t *body,
-	struct kube_error *e)
+	jl_skip_fn *skip, struct kube_error *e)
 {
 	json_error_t jerr;
 	json_t *out;
@@ -416,12 +419,22 @@ request(struct kube *k, const char *method, const char *path,
 
 	if (!text)
 		return NULL;
-	if (!(out = json_loadb(text, len, 0, &jerr)))
+	out = skip ? jl_loadb_skip(text, len, 0, &jerr, skip, NULL)
+		   : jl_loadb(text, len, 0, &jerr);
+	if (!out)
 		bad_json(e, method, path, "", &jerr);
 	else
 		e->status = 0;
 	free(text);
 	return out;
+}
+
+static json_t *
+request(struct kube *k, const char *method, const char *path,
+	const char *accept, const char *ctype, const json_t *body,
+	struct kube_error *e)
+{
+	return request_skip(k, method, path, accept, ctype, body, NULL, e);
 }
 
 json_t *
@@ -466,9 +479,29 @@ kube_patch(struct kube *k, const char *path, enum kube_patch type,
 	return kube_request(k, "PATCH", path, ctype[type], patch, e);
 }
 
-json_t *
-kube_apply(struct kube *k, const char *path, const json_t *obj,
-	const char *field_manager, int force, struct kube_error *e)
+/* meta_only keeps of an answer its apiVersion, kind and metadata's names
+ * and versions (kube_apply_meta). */
+static const char *const *
+meta_only(const char *const *path, int depth, int *keep, void *arg)
+{
+	static const char *const top[] = {"apiVersion", "kind", "metadata",
+		NULL};
+	static const char *const md[] = {"name", "namespace", "uid",
+		"resourceVersion", "generation", NULL};
+
+	(void)arg;
+	*keep = depth <= 1;
+	if (depth == 0)
+		return top;
+	if (depth == 1 && path[1] && !strcmp(path[1], "metadata"))
+		return md;
+	return NULL;
+}
+
+static json_t *
+apply(struct kube *k, const char *path, const json_t *obj,
+	const char *field_manager, int force, jl_skip_fn *skip,
+	struct kube_error *e)
 {
 	char *p = estrdup(path);
 	json_t *out;
@@ -476,10 +509,24 @@ kube_apply(struct kube *k, const char *path, const json_t *obj,
 	kube_query(&p, "fieldManager", field_manager);
 	if (force)
 		kube_query(&p, "force", "true");
-	out = kube_request(k, "PATCH", p, "application/apply-patch+yaml", obj,
-		e);
+	out = request_skip(k, "PATCH", p, json_accept,
+		"application/apply-patch+yaml", obj, skip, e);
 	free(p);
 	return out;
+}
+
+json_t *
+kube_apply(struct kube *k, const char *path, const json_t *obj,
+	const char *field_manager, int force, struct kube_error *e)
+{
+	return apply(k, path, obj, field_manager, force, NULL, e);
+}
+
+json_t *
+kube_apply_meta(struct kube *k, const char *path, const json_t *obj,
+	const char *field_manager, int force, struct kube_error *e)
+{
+	return apply(k, path, obj, field_manager, force, meta_only, e);
 }
 
 json_t *

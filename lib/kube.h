@@ -134,6 +134,14 @@ json_t *kube_patch(struct kube *k, const char *path, enum kube_patch type,
 json_t *kube_apply(struct kube *k, const char *path, const json_t *obj,
 	const char *field_manager, int force, struct kube_error *e);
 
+/* kube_apply_meta is kube_apply returning of the answer only its
+ * apiVersion, kind and metadata's name, namespace, uid, resourceVersion
+ * and generation: what a writer that keeps nothing else of it needs, read
+ * at a fraction of the cost of the whole object (its managedFields, a
+ * Job's template). The answer is still checked whole as JSON. */
+json_t *kube_apply_meta(struct kube *k, const char *path, const json_t *obj,
+	const char *field_manager, int force, struct kube_error *e);
+
 /* kube_delete deletes the object at path; uid and resource_version, when
  * not NULL, become preconditions (a mismatch fails with 409). */
 json_t *kube_delete(struct kube *k, const char *path, const char *uid,

@@ -86,6 +86,29 @@ sqe_set_state(struct sqe *e, struct sqe_wl *w, int s)
 	else if (w->state == W_QUEUED)
 		hm_take(e->queue, w->uid);
 	w->state = s;
+	sqe_wl_recount(e, w, 1);
+}
+
+void
+sqe_wl_recount(struct sqe *e, struct sqe_wl *w, int sign)
+{
+	const char *ph = sqe_str_at(json_object_get(w->obj, "status"), "phase",
+		NULL);
+	int now = 0, b;
+
+	if (sign > 0) {
+		if (!ph || !strcmp(ph, "Pending"))
+			now |= G_PENDING;
+		else if (!strcmp(ph, "Running"))
+			now |= G_RUNNING;
+		if (w->state == W_QUEUED || w->state == W_WAIT)
+			now |= G_QUEUED;
+	}
+	for (b = 0; b < 3; b++) {
+		e->nwl[b] -= (size_t) !!(w->counted & (1 << b));
+		e->nwl[b] += (size_t) !!(now & (1 << b));
+	}
+	w->counted = now;
 }
 
 void
@@ -405,6 +428,7 @@ wl_deleted(struct sqe *e, struct sqe_wl *w)
 			 "the Job goes with it",
 			w->key);
 	e->c.changed = 1;
+	sqe_wl_recount(e, w, -1);
 	hm_take(e->queue, w->uid);
 	hm_del(e->wls, w->uid);
 }
@@ -460,6 +484,7 @@ on_workload(struct sqe *e, char type, json_t *obj)
 	w = wl_get(e, uid, md);
 	json_decref(w->obj);
 	w->obj = json_incref(obj);
+	sqe_wl_recount(e, w, 1);
 	sqe_status_seen(w);
 	e->c.changed = 1;
 	changed = gen != w->gen || !w->req;
@@ -598,24 +623,11 @@ count_devices(const struct sqe *e, struct sqe_gauges *g)
 void
 sqe_gauges(const struct sqe *e, struct sqe_gauges *g)
 {
-	const struct sqe_wl *w;
-	const char *k, *ph;
-	void *v;
-	size_t pos = 0;
-
 	memset(g, 0, sizeof *g);
 	count_devices(e, g);
-	while (hm_next(e->wls, &pos, &k, &v)) {
-		w = v;
-		ph = sqe_str_at(json_object_get(w->obj, "status"), "phase",
-			NULL);
-		if (!ph || !strcmp(ph, "Pending"))
-			g->pending++;
-		else if (!strcmp(ph, "Running"))
-			g->running++;
-		if (w->state == W_QUEUED || w->state == W_WAIT)
-			g->queued++;
-	}
+	g->pending = e->nwl[0];
+	g->running = e->nwl[1];
+	g->queued = e->nwl[2];
 }
 
 const char *

@@ -65,7 +65,11 @@ struct sqe_wl {
 	char *tmpl; /* and its claim template (dra), or NULL */
 	int again;  /* temporary failures of its Job write in a row */
 	double placed_at; /* W_PLACED by a write of ours: when */
+	int counted;      /* G_* bits: where sqe_gauges counts it now */
 };
+
+/* the workload gauges a workload counts in (struct sqe, nwl) */
+enum { G_PENDING = 1, G_RUNNING = 2, G_QUEUED = 4 };
 
 struct sqe_job {
 	struct sqe *e;
@@ -121,7 +125,14 @@ struct sqe {
 	long nwrites;        /* the number of the last write */
 	struct hm *inflight; /* uid -> long *: its writes not answered */
 	struct hm *pending;  /* write number -> struct sqe_pending */
+	/* the workloads pending, running and queued, kept as each changes
+	 * (sqe_wl_recount): a scrape costs nothing per workload */
+	size_t nwl[3];
 };
+
+/* sqe_wl_recount moves w's counts in e->nwl to where its phase and state
+ * put it now; sign -1 takes it out of them all (it is going). */
+void sqe_wl_recount(struct sqe *e, struct sqe_wl *w, int sign);
 
 /* ---- sqe.c ---- */
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "err.h"
 #include "sqe_int.h"
 
 /* bad says why a record is refused, into why; returns -1. */
@@ -147,6 +148,36 @@ clock_rec(struct sqe *e, const json_t *rec, char *why, size_t n)
 	return 0;
 }
 
+/* check_counts recounts the workload gauges the engine keeps as each
+ * workload changes (sqe_wl_recount): a replay after each pass proves them
+ * against the whole. */
+static void
+check_counts(struct sqe *e)
+{
+	size_t want[3] = {0}, pos = 0;
+	const char *k, *ph;
+	struct sqe_wl *w;
+	void *v;
+
+	while (hm_next(e->wls, &pos, &k, &v)) {
+		w = v;
+		ph = sqe_str_at(json_object_get(w->obj, "status"), "phase",
+			NULL);
+		if (!ph || !strcmp(ph, "Pending"))
+			want[0]++;
+		else if (!strcmp(ph, "Running"))
+			want[1]++;
+		if (w->state == W_QUEUED || w->state == W_WAIT)
+			want[2]++;
+	}
+	if (memcmp(want, e->nwl, sizeof want))
+		err_die(HAZ_FAIL,
+			"internal error: workloads pending/running/queued "
+			"kept as %zu/%zu/%zu, counted %zu/%zu/%zu",
+			e->nwl[0], e->nwl[1], e->nwl[2], want[0], want[1],
+			want[2]);
+}
+
 int
 sqe_rec_apply(struct sqe *e, const json_t *rec, char *why, size_t n)
 {
@@ -171,6 +202,7 @@ sqe_rec_apply(struct sqe *e, const json_t *rec, char *why, size_t n)
 	if (json_object_get(rec, "pass")) {
 		sqe_pass_due(e);
 		sqe_pass(e);
+		check_counts(e);
 		return 0;
 	}
 	if (json_object_get(rec, "orphans")) {

@@ -7,7 +7,9 @@
 # over as JSON reads them; a page whose items cannot be split (none, two,
 # an escaped key, not an object) is read whole with the same result; a
 # malformed element or separator is named by its index and byte, and the
-# list fails (kind baddata) with nothing handed on.
+# list fails (kind baddata) with nothing handed on. An apply's answer read
+# by kube_apply_meta keeps only apiVersion, kind and the metadata's names
+# and versions, and is still refused whole when bad where it is not kept.
 . "$(dirname "$0")/lib.sh"
 
 cat >elements.json <<'EOF'
@@ -107,6 +109,35 @@ exit 1
 kube: GET /api/v1/nodes: invalid JSON answer: end of file expected near 'trailing'
 kind=baddata status=200 reason=
 exit 1
+EOF
+
+# ---- an apply's answer read for its metadata alone (kube_apply_meta) ----
+cat >applied.json <<'EOF'
+{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"n","uid":"u1","resourceVersion":"42","generation":3,
+ "labels":{"a":"b"},"annotations":{"x":"}\"]"},"managedFields":[{"manager":"m","fieldsV1":{"f:spec":{}}}]},
+ "spec":{"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{"active":1}}
+EOF
+check_output 'apply-meta: the answer kept to its names and versions; apply: whole' '
+	cp applied.json page.json
+	echo "{\"kind\":\"Job\"}" | unit kube -k kc apply-meta /apis/batch/v1/namespaces/n/jobs/j m force; echo "exit $?"
+	echo "{\"kind\":\"Job\"}" | unit kube -k kc apply /apis/batch/v1/namespaces/n/jobs/j m force | jq -c "[.metadata.managedFields[0].manager, .status]"' <<'EOF'
+{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"n","uid":"u1","resourceVersion":"42","generation":3}}
+exit 0
+["m",{"active":1}]
+EOF
+
+# What is left out is still checked: a bad token inside the template fails.
+sed 's/"image":"i"/"image":tru/' applied.json >bad-applied.json
+check_output 'apply-meta: an answer bad where it is not kept is refused, baddata' '
+	cp bad-applied.json page.json
+	echo "{}" | unit kube -k kc apply-meta /apis/batch/v1/namespaces/n/jobs/j m 2>&1; echo "exit $?"' <<'EOF'
+kube: PATCH /apis/batch/v1/namespaces/n/jobs/j: invalid JSON answer: invalid token near 'tru'
+kind=baddata status=200 reason=
+exit 1
+EOF
+grep -c '^request PATCH /apis/batch/v1/namespaces/n/jobs/j?fieldManager=m&force=true$' tls.log >patches
+check_output 'the applies were PATCHes with the field manager and force' 'cat patches' <<'EOF'
+2
 EOF
 
 done_testing

@@ -354,6 +354,12 @@ struct writer {
 	struct applier *ap;
 };
 static struct writer writers[MAX_WRITERS];
+/* how many writers are through warm() */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int n;
+} warmth = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
 
 /* delete_job_now deletes Job job in the foreground: it goes, and the
  * devices it holds stay held, until its pods are gone (the API server's
@@ -425,6 +431,26 @@ carry_out(struct writer *w, const json_t *rec, struct sqe_result *r,
 	return res;
 }
 
+/* warm resolves, once at start, the path of a Job: the writer's
+ * connection and the server's discovery are made before the first
+ * placement, which then waits for neither. A failure is left to the
+ * writes, which say it. */
+static void
+warm(struct writer *w)
+{
+	json_t *job = json_pack("{s:s,s:s,s:{s:s,s:s}}", "apiVersion",
+		"batch/v1", "kind", "Job", "metadata", "namespace", "default",
+		"name", "x");
+	struct kube_error e;
+
+	free(ap_path(w->ap, job, 1, &e));
+	json_decref(job);
+	pthread_mutex_lock(&warmth.mu);
+	warmth.n++;
+	pthread_cond_signal(&warmth.cv);
+	pthread_mutex_unlock(&warmth.mu);
+}
+
 static void *
 writer_run(void *arg)
 {
@@ -434,6 +460,7 @@ writer_run(void *arg)
 	struct ev *r;
 	json_t *res, *rec;
 
+	warm(w);
 	for (;;) {
 		pthread_mutex_lock(&w->mu);
 		while (!w->head)
@@ -661,6 +688,21 @@ start_writers(void)
 		if (pthread_create(&w->th, NULL, writer_run, w) != 0)
 			err_die(HAZ_FAIL, "pthread_create failed");
 	}
+}
+
+/* wait_warm waits up to seconds for the writers to be through warm():
+ * the memory they take for good is then there before the controller
+ * says it is ready, and the first writes find their connections. */
+static void
+wait_warm(double seconds)
+{
+	struct timespec ts = clock_after(seconds);
+
+	pthread_mutex_lock(&warmth.mu);
+	while (warmth.n < opt.writers &&
+		pthread_cond_timedwait(&warmth.cv, &warmth.mu, &ts) == 0)
+		;
+	pthread_mutex_unlock(&warmth.mu);
 }
 
 static void
@@ -1020,6 +1062,7 @@ main(int argc, char **argv)
 	load_counters();
 	load_rr();
 	start_writers();
+	wait_warm(5);
 	start_feeds();
 	return run();
 }

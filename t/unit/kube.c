@@ -9,6 +9,7 @@
  *   create|replace PATH      kube_create / kube_replace with the JSON on stdin
  *   merge|json|strategic PATH  kube_patch of that type, patch on stdin
  *   apply PATH MANAGER [force]  kube_apply, object on stdin
+ *   apply-meta PATH MANAGER [force]  kube_apply_meta, the same
  *   delete PATH [UID [RV]]   kube_delete with those preconditions
  *   escape STRING            kube_escape
  *   query PATH KEY VALUE     kube_query
@@ -141,6 +142,9 @@ call(struct kube *k, const char *op, int argc, char **argv)
 		out = kube_replace(k, argv[0], in, &e);
 	else if (!strcmp(op, "apply") && argc > 1)
 		out = kube_apply(k, argv[0], in, argv[1],
+			argc > 2 && !strcmp(argv[2], "force"), &e);
+	else if (!strcmp(op, "apply-meta") && argc > 1)
+		out = kube_apply_meta(k, argv[0], in, argv[1],
 			argc > 2 && !strcmp(argv[2], "force"), &e);
 	else {
 		for (i = 0; i < 3 && strcmp(op, patches[i]); i++)
