@@ -5,7 +5,8 @@
 # device; priority orders the queue, and a pod deleted frees its GPU for
 # the one waiting; extended resources are counted with kube-scheduler's
 # and never overbooked; a MIG claim falls back along firstAvailable; a bad
-# priority annotation is named in an Event. Devices are read from the API.
+# priority annotation is named in an Event; a pod is ours by its spec, not
+# by an annotation named schedulerName. Devices are read from the API.
 . "$(dirname "$0")/lib.sh"
 need_cluster
 NS=t9420
@@ -34,14 +35,16 @@ trap 'exit 1' INT TERM
 yaml2json "$TOP/manifests/deviceclasses.yaml" | claim-make -a >/dev/null
 k create namespace "$NS" >/dev/null
 
-# pod NAME NODE SCHEDULER PRIORITY STRATEGY GPUS CLAIM: a pod pinned to
-# NODE, tolerating the KWOK taint; empty fields are left out.
+# pod NAME NODE SCHEDULER PRIORITY STRATEGY GPUS CLAIM [ANNOTATION]: a pod
+# pinned to NODE, tolerating the KWOK taint; empty fields are left out;
+# ANNOTATION is the value of an annotation named schedulerName.
 pod() {
 	jq -n -c --arg ns "$NS" --arg name "$1" --arg node "$2" --arg sched "$3" \
-		--arg prio "$4" --arg strat "$5" --arg gpus "$6" --arg claim "$7" '
+		--arg prio "$4" --arg strat "$5" --arg gpus "$6" --arg claim "$7" --arg ann "${8:-}" '
 	{apiVersion: "v1", kind: "Pod",
 	 metadata: {name: $name, namespace: $ns, annotations:
-		((if $prio != "" then {"agentaflow.gpu/priority": $prio} else {} end) +
+		((if $ann != "" then {schedulerName: $ann} else {} end) +
+		 (if $prio != "" then {"agentaflow.gpu/priority": $prio} else {} end) +
 		 (if $strat != "" then {"agentaflow.gpu/scheduling-strategy": $strat} else {} end))},
 	 spec: ({schedulerName: $sched, nodeSelector: {"kubernetes.io/hostname": $node},
 		tolerations: [{key: "kwok.x-k8s.io/node", operator: "Exists", effect: "NoSchedule"}],
@@ -209,6 +212,15 @@ check 'the pod with a bad priority is bound with the default' \
 check_output 'an Event names the annotation' "event_of z1 FailedScheduling" <<'EOF'
 annotation agentaflow.gpu/priority: "high" is not an integer
 EOF
+# ---- (e) a pod is ours by its spec's schedulerName alone: an annotation of
+# that name, before the spec in the pod's JSON, neither hides a pod of ours
+# nor makes one of kube-scheduler's ours
+pod y1 h100 k8shazgpu "" "" "" "" default-scheduler
+pod y2 l4 default-scheduler "" "" "" "" k8shazgpu
+check 'a pod of ours with an annotation schedulerName=default-scheduler is bound by us' \
+	'eventually 60 bound y1 && [ "$(jq -r "select(.pod == \"$NS/y1\") | .kind" "$SCRATCH/bind.out")" = bind ]'
+check 'a pod of kube-scheduler with an annotation schedulerName=k8shazgpu is its own' \
+	'eventually 60 bound y2 && [ -z "$(jq -r "select(.pod == \"$NS/y2\") | .kind" "$SCRATCH/bind.out")" ]'
 check 'sched-bind said no error' '! grep -v "pass: " "$SCRATCH/bind.err"'
 
 done_testing

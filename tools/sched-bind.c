@@ -560,6 +560,32 @@ pod_waits(const char *type, const struct js_doc *d, char **uid)
 	return ours;
 }
 
+/* maybe_ours says whether the pod in js[0..len) may be ours: a pod's
+ * schedulerName never changes, so one whose compact JSON names another
+ * scheduler (or none) at every "schedulerName" key is not ours and never
+ * was, and is not read further. Unescaped, the key can only be a key
+ * (the spec's, or a label's or an annotation's of the same name): any
+ * that names ours, or is written otherwise, has the pod read whole. */
+static int
+maybe_ours(const char *js, size_t len)
+{
+	static const char key[] = "\"schedulerName\"";
+	const char *p = js, *end = js + len, *v;
+	size_t n = strlen(opt.b.scheduler);
+
+	while ((p = memmem(p, (size_t)(end - p), key, sizeof key - 1))) {
+		v = p + sizeof key - 1;
+		if (end - v < 2 || v[0] != ':' || v[1] != '"')
+			return 1;
+		v += 2;
+		if ((size_t)(end - v) > n && !memcmp(v, opt.b.scheduler, n) &&
+			v[n] == '"')
+			return 1;
+		p = v;
+	}
+	return 0;
+}
+
 /* on_event keeps the waiting pods, and wakes the main thread when a pod
  * of ours waits, or something changed while one does. */
 static int
@@ -569,7 +595,7 @@ on_event(const char *type, const char *js, size_t len, void *arg)
 	char *uid = NULL;
 	int waits = 0;
 
-	if (w->pods && js_scan(&w->doc, js, len) == 0 &&
+	if (w->pods && maybe_ours(js, len) && js_scan(&w->doc, js, len) == 0 &&
 		w->doc.t[0].type == JS_OBJECT)
 		waits = pod_waits(type, &w->doc, &uid);
 	pthread_mutex_lock(&wake.mu);
