@@ -214,13 +214,15 @@ annotation agentaflow.gpu/priority: "high" is not an integer
 EOF
 # ---- (e) a pod is ours by its spec's schedulerName alone: an annotation of
 # that name, before the spec in the pod's JSON, neither hides a pod of ours
-# nor makes one of kube-scheduler's ours
-pod y1 h100 k8shazgpu "" "" "" "" default-scheduler
-pod y2 l4 default-scheduler "" "" "" "" k8shazgpu
+# nor makes one of kube-scheduler's ours. The namespace is cleared first: with
+# no pod of ours waiting, only the pod watch can start the pass that binds.
+check 'the namespace is cleared' clear_ns
+pod an1 h100 k8shazgpu "" "" "" "" default-scheduler
+pod an2 l4 default-scheduler "" "" "" "" k8shazgpu
 check 'a pod of ours with an annotation schedulerName=default-scheduler is bound by us' \
-	'eventually 60 bound y1 && [ "$(jq -r "select(.pod == \"$NS/y1\") | .kind" "$SCRATCH/bind.out")" = bind ]'
+	'eventually 60 bound an1 && [ "$(jq -r "select(.pod == \"$NS/an1\") | .kind" "$SCRATCH/bind.out")" = bind ]'
 check 'a pod of kube-scheduler with an annotation schedulerName=k8shazgpu is its own' \
-	'eventually 60 bound y2 && [ -z "$(jq -r "select(.pod == \"$NS/y2\") | .kind" "$SCRATCH/bind.out")" ]'
+	'eventually 60 bound an2 && [ -z "$(jq -r "select(.pod == \"$NS/an2\") | .kind" "$SCRATCH/bind.out")" ]'
 check 'sched-bind said no error' '! grep -v "pass: " "$SCRATCH/bind.err"'
 
 done_testing
