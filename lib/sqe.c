@@ -89,21 +89,27 @@ sqe_set_state(struct sqe *e, struct sqe_wl *w, int s)
 	sqe_wl_recount(e, w, 1);
 }
 
-void
-sqe_wl_recount(struct sqe *e, struct sqe_wl *w, int sign)
+int
+sqe_wl_gauges(const struct sqe_wl *w)
 {
 	const char *ph = sqe_str_at(json_object_get(w->obj, "status"), "phase",
 		NULL);
-	int now = 0, b;
+	int g = 0;
 
-	if (sign > 0) {
-		if (!ph || !strcmp(ph, "Pending"))
-			now |= G_PENDING;
-		else if (!strcmp(ph, "Running"))
-			now |= G_RUNNING;
-		if (w->state == W_QUEUED || w->state == W_WAIT)
-			now |= G_QUEUED;
-	}
+	if (!ph || !strcmp(ph, "Pending"))
+		g |= G_PENDING;
+	else if (!strcmp(ph, "Running"))
+		g |= G_RUNNING;
+	if (w->state == W_QUEUED || w->state == W_WAIT)
+		g |= G_QUEUED;
+	return g;
+}
+
+void
+sqe_wl_recount(struct sqe *e, struct sqe_wl *w, int sign)
+{
+	int now = sign > 0 ? sqe_wl_gauges(w) : 0, b;
+
 	for (b = 0; b < 3; b++) {
 		e->nwl[b] -= (size_t) !!(w->counted & (1 << b));
 		e->nwl[b] += (size_t) !!(now & (1 << b));

@@ -133,6 +133,8 @@ struct sqe {
 /* sqe_wl_recount moves w's counts in e->nwl to where its phase and state
  * put it now; sign -1 takes it out of them all (it is going). */
 void sqe_wl_recount(struct sqe *e, struct sqe_wl *w, int sign);
+/* sqe_wl_gauges returns the G_* bits w's phase and state put it in. */
+int sqe_wl_gauges(const struct sqe_wl *w);
 
 /* ---- sqe.c ---- */
 

@@ -155,21 +155,13 @@ static void
 check_counts(struct sqe *e)
 {
 	size_t want[3] = {0}, pos = 0;
-	const char *k, *ph;
-	struct sqe_wl *w;
+	const char *k;
 	void *v;
+	int g, b;
 
-	while (hm_next(e->wls, &pos, &k, &v)) {
-		w = v;
-		ph = sqe_str_at(json_object_get(w->obj, "status"), "phase",
-			NULL);
-		if (!ph || !strcmp(ph, "Pending"))
-			want[0]++;
-		else if (!strcmp(ph, "Running"))
-			want[1]++;
-		if (w->state == W_QUEUED || w->state == W_WAIT)
-			want[2]++;
-	}
+	while (hm_next(e->wls, &pos, &k, &v))
+		for (g = sqe_wl_gauges(v), b = 0; b < 3; b++)
+			want[b] += (size_t) !!(g & (1 << b));
 	if (memcmp(want, e->nwl, sizeof want))
 		err_die(HAZ_FAIL,
 			"internal error: workloads pending/running/queued "
