@@ -61,8 +61,19 @@ find(void *ctx, const struct sp_query *q)
 	return best;
 }
 
-static const struct sp_ops scan_ops = {open_scan, nothing, nothing_for, find,
-	nothing};
+static void
+nothing_of(void *ctx, struct sp_node *n, const char *key, const char *val,
+	int in)
+{
+	(void)ctx;
+	(void)n;
+	(void)key;
+	(void)val;
+	(void)in;
+}
+
+static const struct sp_ops scan_ops = {open_scan, nothing, nothing_for,
+	nothing_of, find, nothing};
 
 int
 main(int argc, char **argv)

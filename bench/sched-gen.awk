@@ -2,7 +2,7 @@
 # bench/sched, as sched-pick input on stdout.
 #
 #   awk -v nodes=10000 -v requests=100000 [-v seed=7] [-v batch=100] \
-#       [-v churn=N] -f bench/sched-gen.awk
+#       [-v churn=N] [-v grow=0] -f bench/sched-gen.awk
 #
 # Inventory: `nodes` nodes of 8 GPUs, named node-00000...: three in four
 # H100 80GB, one in four A100 40GB (two sizes, so min_memory_mib splits
@@ -23,11 +23,13 @@
 # the cluster stays busy but never freezes. With churn=N, every N
 # requests the inventory changes too, as probes and node watches would
 # tell: a GPU's utilization and health, a node's readiness and labels,
-# and a new node.
+# and a new node. With grow=0 no node is added: a node's cost changes
+# instead, so every change is to a node the indexes already hold.
 BEGIN {
 	if (!nodes) nodes = 1000
 	if (!requests) requests = 100000
 	if (!batch) batch = 100
+	if (grow == "") grow = 1
 	srand(seed ? seed : 7)
 	split("least_utilized leastUtilized least_loaded leastLoaded best_fit bestFit " \
 		"binpack spread binpack_gpu spread_gpu priority round_robin roundRobin " \
@@ -53,7 +55,7 @@ function inventory(    i) {
 }
 
 # node prints node i, in zone z, ready or not, with its GPUs when all.
-function node(i, z, ready, all,    g, name, a100, mig, cheap, labels) {
+function node(i, z, ready, all, cost,    g, name, a100, mig, cheap, labels) {
 	name = sprintf("node-%05d", i)
 	a100 = i % 4 == 3
 	mig = i % 8 == 1
@@ -62,7 +64,7 @@ function node(i, z, ready, all,    g, name, a100, mig, cheap, labels) {
 		z, a100 ? "a100" : "h100", i % 50,
 		cheap ? ",\"gpu-orchestrator/cheap-node\":\"true\"" : "")
 	printf "{\"kind\":\"node\",\"name\":\"%s\",\"labels\":%s,\"ready\":%s,\"cost\":%.1f,\"cheap\":%s,\"unschedulable\":%s}\n",
-		name, labels, ready ? "true" : "false", 1 + (i * 7 % 10) / 10,
+		name, labels, ready ? "true" : "false", cost != "" ? cost : 1 + (i * 7 % 10) / 10,
 		cheap ? "true" : "false", i % 101 == 7 ? "true" : "false"
 	for (g = 0; all && g < 8; g++)
 		gpu(name, i, g, a100, mig)
@@ -70,7 +72,7 @@ function node(i, z, ready, all,    g, name, a100, mig, cheap, labels) {
 
 # change alters the inventory: a GPU re-probed (new utilization, maybe
 # unhealthy or healthy again), a node not ready or ready again, a node
-# moved to another zone, and a node added.
+# moved to another zone, and a node added (grow=0: a node's new cost).
 function change(k,    i) {
 	i = int(rand() * nodes)
 	gpu(sprintf("node-%05d", i), i, int(rand() * 8), i % 4 == 3, i % 8 == 1)
@@ -78,7 +80,12 @@ function change(k,    i) {
 	node(i, i % 4, rand() < 0.5, 0)
 	i = int(rand() * nodes)
 	node(i, int(rand() * 4), i % 97 != 5, 0)
-	node(nodes++, int(rand() * 4), 1, 1)
+	if (grow) {
+		node(nodes++, int(rand() * 4), 1, 1)
+		return
+	}
+	i = int(rand() * nodes)
+	node(i, i % 4, i % 97 != 5, 0, 1 + int(rand() * 10) / 10)
 }
 
 function gpu(name, i, g, a100, mig,    uuid, mem, product, health, d, n) {

@@ -161,10 +161,8 @@ by_name(const void *a, const void *b)
 		(*(struct sp_node *const *)b)->name);
 }
 
-/* set_key writes the label_sets key of key=val into buf (size n), or
- * into a new string when it does not fit; returns it. */
-static char *
-set_key(const char *key, const char *val, char *buf, size_t n)
+char *
+sp_label_key(const char *key, const char *val, char *buf, size_t n)
 {
 	size_t kl = strlen(key), vl = strlen(val);
 
@@ -176,28 +174,56 @@ set_key(const char *key, const char *val, char *buf, size_t n)
 	return buf;
 }
 
+/* set_add puts n into the set of key=val, making the set. */
+static void
+set_add(struct sp_state *st, struct sp_node *n, const char *key,
+	const char *val)
+{
+	struct sp_nodeset *s;
+	char buf[256], *k = sp_label_key(key, val, buf, sizeof buf);
+
+	if (!(s = hm_get(st->label_sets, k))) {
+		s = ecalloc(1, sizeof *s);
+		hm_put(st->label_sets, k, s);
+	}
+	if (k != buf)
+		free(k);
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->v = erealloc(s->v, s->cap * sizeof *s->v);
+	}
+	s->v[s->n++] = n;
+}
+
+/* set_drop takes n out of the set of key=val (its order is no one's:
+ * searches order nodes by rank), dropping a set left empty. */
+static void
+set_drop(struct sp_state *st, struct sp_node *n, const char *key,
+	const char *val)
+{
+	char buf[256], *k = sp_label_key(key, val, buf, sizeof buf);
+	struct sp_nodeset *s = hm_get(st->label_sets, k);
+	size_t i;
+
+	for (i = 0; s && i < s->n && s->v[i] != n; i++)
+		;
+	if (!s || i == s->n)
+		err_die(HAZ_FAIL, "internal error: %s is not in its label set",
+			n->name);
+	s->v[i] = s->v[--s->n];
+	if (!s->n)
+		hm_del(st->label_sets, k);
+	if (k != buf)
+		free(k);
+}
+
 static void
 index_labels(struct sp_state *st, struct sp_node *n)
 {
-	struct sp_nodeset *s;
-	char buf[256], *k;
 	size_t i;
 
-	for (i = 0; i < n->nlabels; i++) {
-		k = set_key(n->labels[i].key, n->labels[i].val, buf,
-			sizeof buf);
-		if (!(s = hm_get(st->label_sets, k))) {
-			s = ecalloc(1, sizeof *s);
-			hm_put(st->label_sets, k, s);
-		}
-		if (k != buf)
-			free(k);
-		if (s->n == s->cap) {
-			s->cap = s->cap ? s->cap * 2 : 8;
-			s->v = erealloc(s->v, s->cap * sizeof *s->v);
-		}
-		s->v[s->n++] = n;
-	}
+	for (i = 0; i < n->nlabels; i++)
+		set_add(st, n, n->labels[i].key, n->labels[i].val);
 }
 
 /* relayout sorts the nodes by name into ranks and rebuilds label sets. */
@@ -235,14 +261,14 @@ sp_sync(struct sp_state *st)
 			st->ops->update(st->ctx, st->dirty[i]);
 	}
 	for (i = 0; i < st->ndirty; i++)
-		st->dirty[i]->dirty = 0;
+		st->dirty[i]->dirty = st->dirty[i]->rekey = 0;
 	st->ndirty = 0;
 }
 
 const struct sp_nodeset *
 sp_label_set(const struct sp_state *st, const char *key, const char *val)
 {
-	char buf[256], *k = set_key(key, val, buf, sizeof buf);
+	char buf[256], *k = sp_label_key(key, val, buf, sizeof buf);
 	const struct sp_nodeset *s = hm_get(st->label_sets, k);
 
 	if (k != buf)
@@ -303,18 +329,37 @@ sp_labels_free(struct sp_label *v, size_t n)
 	free(v);
 }
 
-static int
-labels_equal(const struct sp_label *a, size_t na, const struct sp_label *b,
-	size_t nb)
+/* relabel moves n, known to the search, from its labels to labels
+ * (both sorted by key, one value each): the label sets and the search's
+ * views change by what differs alone. */
+static void
+relabel(struct sp_state *st, struct sp_node *n, const struct sp_label *to,
+	size_t nto)
 {
-	size_t i;
+	const struct sp_label *from = n->labels;
+	size_t i = 0, j = 0, nfrom = n->nlabels;
+	int c;
 
-	if (na != nb)
-		return 0;
-	for (i = 0; i < na; i++)
-		if (strcmp(a[i].key, b[i].key) || strcmp(a[i].val, b[i].val))
-			return 0;
-	return 1;
+	while (i < nfrom || j < nto) {
+		c = i == nfrom     ? 1
+			: j == nto ? -1
+				   : strcmp(from[i].key, to[j].key);
+		if (!c && !strcmp(from[i].val, to[j].val)) {
+			i++, j++;
+			continue;
+		}
+		if (c <= 0) {
+			set_drop(st, n, from[i].key, from[i].val);
+			st->ops->relabel(st->ctx, n, from[i].key, from[i].val,
+				0);
+			i++;
+		}
+		if (c >= 0) {
+			set_add(st, n, to[j].key, to[j].val);
+			st->ops->relabel(st->ctx, n, to[j].key, to[j].val, 1);
+			j++;
+		}
+	}
 }
 
 /* ---- nodes and devices ---- */
@@ -523,8 +568,13 @@ feed_node(struct sp_state *st, struct nd_reader *r, const struct js_doc *d)
 		if (!strcmp(labels[i].key, "gpu-orchestrator/cheap-node") &&
 			!strcmp(labels[i].val, "true"))
 			cheap = 1;
-	if (!labels_equal(n->labels, n->nlabels, labels, nlabels))
-		st->relayout = 1;
+	/* a new node, or one fed since, is laid out whole at the next sync;
+	 * a known one moves between sets */
+	if (!st->relayout)
+		relabel(st, n, labels, nlabels);
+	if (n->cheap != cheap || n->has_cost != (t >= 0) ||
+		(t >= 0 && n->cost != d->t[t].d))
+		n->rekey = 1;
 	sp_labels_free(n->labels, n->nlabels);
 	n->labels = labels;
 	n->nlabels = nlabels;

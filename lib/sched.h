@@ -95,6 +95,7 @@ struct sp_node {
 	size_t id; /* position in sp_state.nodes, for indexes */
 	int rank;  /* position in name order */
 	int dirty; /* in sp_state.dirty */
+	int rekey; /* its cost or cheapness changed since the last sync */
 };
 
 /* A request or allocation that holds devices (its id is its key in
@@ -169,12 +170,17 @@ struct sp_state;
 struct sp_ops {
 	/* open returns the search's context for st. */
 	void *(*open)(struct sp_state *st);
-	/* rebuild: nodes, devices, profiles or labels were added or changed
-	 * shape; ranks are new. */
+	/* rebuild: nodes, devices or profiles were added or changed shape;
+	 * ranks are new. */
 	void (*rebuild)(void *ctx);
 	/* update: what node n holds, or its readiness, health or cost,
-	 * changed. */
+	 * changed (n->rekey: its cost or cheapness). */
 	void (*update)(void *ctx, struct sp_node *n);
+	/* relabel: node n, known at the last rebuild, now carries (in) or
+	 * no longer carries (!in) the label key=val; called as its labels
+	 * are read, before the update that follows. */
+	void (*relabel)(void *ctx, struct sp_node *n, const char *key,
+		const char *val, int in);
 	/* find returns the fitting node that sorts first, or NULL. */
 	struct sp_node *(*find)(void *ctx, const struct sp_query *q);
 	void (*close)(void *ctx);
@@ -274,6 +280,10 @@ int sp_profile(struct sp_state *st, const char *canon);
  * or NULL when none is. Valid until the next sp_sync. */
 const struct sp_nodeset *sp_label_set(const struct sp_state *st,
 	const char *key, const char *val);
+
+/* sp_label_key writes "key\037val", the name of a label set, into buf
+ * (size n), or into a new string when it does not fit; returns it. */
+char *sp_label_key(const char *key, const char *val, char *buf, size_t n);
 
 /* sp_labels_read reads object token tok of d, whose values must all be
  * strings, into a new array sorted by key. Returns 0, or -1 (nothing

@@ -73,8 +73,9 @@ struct order {
  * label=value that selectors name, when it has too many nodes to look
  * at each. */
 struct view {
-	int *pos; /* [node id]: member number, -1; NULL: all */
-	size_t n; /* members */
+	int *pos;         /* [node id]: member number, -1; NULL: all */
+	size_t n;         /* member numbers given */
+	int *free, nfree; /* member numbers given back, for new members */
 	struct order ord[NORD];
 };
 
@@ -421,7 +422,7 @@ refile_views(struct spx *x, const struct sp_node *n, int c,
 }
 
 /* update files node n anew in every class kept, where its load
- * changed. */
+ * changed, or in all when its cost did (refile leaves what stays). */
 static void
 update(void *ctx, struct sp_node *n)
 {
@@ -435,7 +436,7 @@ update(void *ctx, struct sp_node *n)
 	for (i = 0; i < x->nused; i++) {
 		c = x->used[i];
 		old = &x->cls[c].load[n->id];
-		if (same_load(old, &x->loads[c]))
+		if (same_load(old, &x->loads[c]) && !n->rekey)
 			continue;
 		*old = x->loads[c];
 		refile_views(x, n, c, old);
@@ -475,6 +476,97 @@ view_for(struct spx *x, const char *key, const char *val,
 	return v;
 }
 
+/* view_drop takes node n out of view v (number i): out of every order's
+ * trees, its member number given back. */
+static void
+view_drop(struct spx *x, struct view *v, int i, const struct sp_node *n)
+{
+	struct vlist *l = &x->vl[n->id];
+	int m = v->pos[n->id], k, c, j;
+	struct ent *e;
+
+	for (k = 0; k < NORD; k++) {
+		for (c = 0; v->ord[k].ents && c < x->ncls; c++) {
+			if (!v->ord[k].ents[c])
+				continue;
+			e = &v->ord[k].ents[c][m];
+			if (e->g)
+				leave(x, bucket(&v->ord[k], x, c, e->bucket),
+					e->g, n->rank);
+			e->g = NULL;
+			e->bucket = 0;
+		}
+	}
+	v->pos[n->id] = -1;
+	v->free = erealloc(v->free, (size_t)(v->nfree + 1) * sizeof *v->free);
+	v->free[v->nfree++] = m;
+	for (j = 0; j < l->n && l->v[j] != i; j++)
+		;
+	l->v[j] = l->v[--l->n];
+}
+
+/* view_add puts node n into view v (number i), filed in every kept
+ * class as its load stands; the update that follows refiles it. */
+static void
+view_add(struct spx *x, struct view *v, int i, const struct sp_node *n)
+{
+	struct vlist *l = &x->vl[n->id];
+	int m, k, c;
+
+	if (v->nfree) {
+		m = v->free[--v->nfree];
+	} else {
+		m = (int)v->n++;
+		for (k = 0; k < NORD; k++)
+			for (c = 0; v->ord[k].ents && c < x->ncls; c++)
+				if (v->ord[k].ents[c]) {
+					v->ord[k].ents
+						[c] = erealloc(v->ord[k]
+								       .ents[c],
+						(v->n + 1) *
+							sizeof *v->ord[k]
+								.ents[c]);
+					memset(&v->ord[k].ents[c][m], 0,
+						sizeof *v->ord[k].ents[c]);
+				}
+	}
+	v->pos[n->id] = m;
+	l->v = erealloc(l->v, (size_t)(l->n + 1) * sizeof *l->v);
+	l->v[l->n++] = i;
+	for (k = 0; k < NORD; k++)
+		for (c = 0; v->ord[k].ents && c < x->ncls; c++)
+			if (v->ord[k].ents[c])
+				refile(x, v, k, n, c, &x->cls[c].load[n->id]);
+}
+
+/* relabel moves node n into or out of the view of key=val, if there is
+ * one; views exist only for the label sets selectors have walked. */
+static void
+relabel(void *ctx, struct sp_node *n, const char *key, const char *val, int in)
+{
+	struct spx *x = ctx;
+	char buf[256], *name;
+	uintptr_t got;
+	struct view *v;
+
+	if (!x->view_of || x->nviews < 2)
+		return;
+	name = sp_label_key(key, val, buf, sizeof buf);
+	got = (uintptr_t)hm_get(x->view_of, name);
+	if (name != buf)
+		free(name);
+	if (!got)
+		return;
+	v = &x->views[got - 1];
+	if ((v->pos[n->id] >= 0) == in)
+		err_die(HAZ_FAIL, "internal error: %s is%s in the view of %s",
+			n->name, in ? " already" : " not", key);
+	if (in)
+		view_add(x, v, (int)got - 1, n);
+	else
+		view_drop(x, v, (int)got - 1, n);
+}
+
 /* ---- layout ---- */
 
 struct size {
@@ -503,6 +595,7 @@ free_layout(struct spx *x)
 		for (k = 0; k < NORD; k++)
 			free_order(x, &x->views[i].ord[k]);
 		free(x->views[i].pos);
+		free(x->views[i].free);
 	}
 	free(x->views);
 	x->views = NULL;
@@ -930,4 +1023,5 @@ close_index(void *ctx)
 	free(x);
 }
 
-const struct sp_ops spx_ops = {open_index, rebuild, update, find, close_index};
+const struct sp_ops spx_ops = {open_index, rebuild, update, relabel, find,
+	close_index};

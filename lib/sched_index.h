@@ -31,8 +31,10 @@
  *
  * Updates. A placement or release changes one node: its loads are
  * recomputed and, in each class where its load changed, its entry moves
- * between groups, which is mostly a bit flip. New nodes, devices, sizes
- * or labels make a full rebuild at the next search.
+ * between groups, which is mostly a bit flip. A known node's new labels
+ * move it into or out of the views of those label=values alone, and a
+ * new cost refiles it in the cost order. New nodes, devices or sizes
+ * make a full rebuild at the next search.
  *
  * Selectors. A request with a node selector looks at its rarest
  * label=value: when that label has s nodes with s * s <= 4 * nodes, at

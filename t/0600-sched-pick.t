@@ -661,4 +661,19 @@ check 'indexes and a plain scan make the same placements, under every strategy a
 	done &&
 	test "$(grep -c "\"kind\":\"placement\"" idx.out)" -gt 600'
 
+# The same without new nodes, and a change every 3 requests: a node's
+# zone, readiness and cost change in place, so the label sets, the zone
+# views and the cost order are kept by moving that node alone (a new
+# node lays everything out again, hiding a stale entry).
+awk -v nodes=200 -v requests=800 -v batch=25 -v churn=3 -v grow=0 \
+	-f "$TOP/bench/sched-gen.awk" >move.in
+check 'nodes relabelled and re-costed in place: indexes and a plain scan make the same placements' '
+	test -x linear-pick &&
+	test "$(grep -c "\"kind\":\"node\"" move.in)" -eq 998 &&
+	for s in "" least_utilized least_loaded best_fit binpack spread binpack_gpu spread_gpu priority round_robin random cost_optimized; do
+		sched-pick ${s:+-S $s} -r 5 move.in >idx.out &&
+		./linear-pick ${s:+-S $s} -r 5 move.in >scan.out &&
+		cmp idx.out scan.out && test "$(wc -l <idx.out)" -eq 800 || exit 1
+	done'
+
 done_testing
