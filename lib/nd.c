@@ -79,6 +79,12 @@ js_error_text(json_error_t *e)
 int
 nd_read(struct nd_reader *r, json_t **out)
 {
+	return nd_read_skip(r, out, NULL, NULL);
+}
+
+int
+nd_read_skip(struct nd_reader *r, json_t **out, jl_skip_fn *skip, void *arg)
+{
 	json_error_t jerr;
 	char *line;
 	size_t n;
@@ -90,7 +96,8 @@ nd_read(struct nd_reader *r, json_t **out)
 			return -1;
 	if (rc == 0)
 		return 0;
-	*out = jl_loadb(line, n, JSON_DECODE_ANY, &jerr);
+	*out = skip ? jl_loadb_skip(line, n, JSON_DECODE_ANY, &jerr, skip, arg)
+		    : jl_loadb(line, n, JSON_DECODE_ANY, &jerr);
 	if (!*out) {
 		nd_warn(r, "invalid JSON at column %d: %s", jerr.column,
 			js_error_text(&jerr));

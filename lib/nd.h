@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "jload.h"
+
 enum { ND_SKIP_BLANK = 1 };
 
 /* The bound on one record of any NDJSON input, in bytes without its line
@@ -46,6 +48,11 @@ void nd_close(struct nd_reader *r);
  * of range, a record past ND_MAX_RECORD. A read error ends the tool with
  * status 1; it is never taken for the end of input. */
 int nd_read(struct nd_reader *r, json_t **out);
+
+/* nd_read_skip is nd_read leaving out of the record the members skip
+ * names (see jl_loadb_skip); the record is still checked whole. */
+int nd_read_skip(struct nd_reader *r, json_t **out, jl_skip_fn *skip,
+	void *arg);
 
 /* nd_warn reports a problem with the record last read:
  * `tool: name:recno: message`. Sets r->failed. */

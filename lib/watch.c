@@ -441,14 +441,18 @@ list_item(json_t *item, void *arg)
 		meta(item, "namespace"), meta(item, "name"),
 		meta(item, "resourceVersion")};
 	char *uid = uid_of(item), *js;
-	int known = hm_get(w->known, uid) != NULL;
+	const struct seen *s = hm_get(w->known, uid);
 
 	hm_put(l->present, uid, l);
 	free(uid);
+	/* the version known: emit would pass it over, so it is not written
+	 * out (most of what a relist of a large collection costs) */
+	if (s && o.rv && !strcmp(s->rv, o.rv))
+		return w->stopped;
 	js = jb_dumps(item);
 	o.js = js;
 	o.len = strlen(js);
-	emit(w, known ? "MODIFIED" : "ADDED", &o);
+	emit(w, s ? "MODIFIED" : "ADDED", &o);
 	free(js);
 	return w->stopped;
 }

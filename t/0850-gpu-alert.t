@@ -356,6 +356,45 @@ gpu-alert: bad.ndjson:11: not a Node watch event or a gpu record
 gpu-alert: bad.ndjson:12: blank line
 X
 
+# A Node as the API server sends it: its labels, spec and status are left
+# unread (still checked: a bad token there makes a bad record, named as
+# any is), and an event whose devices annotation is the same as the last
+# good one of its node is passed over. A gpu record of the node, or the
+# node deleted, makes its next annotation a reading anew: GPU-s recovers
+# by a gpu record, so the same unhealthy annotation after it is news; and
+# after the node is deleted and added again with it, it is held back.
+whole() {
+	jq -cn --arg t "$1" --arg n "$2" --argjson d "$3" \
+		'{type: $t, object: {apiVersion: "v1", kind: "Node",
+		  metadata: {name: $n, labels: {"kubernetes.io/hostname": $n, zone: "z1"},
+		    annotations: {"agentaflow.gpu/devices": ($d | tojson), "node.alpha.kubernetes.io/ttl": "0"}},
+		  spec: {taints: []},
+		  status: {conditions: [{type: "Ready", status: "True"}], nodeInfo: {kubeletVersion: "v1.34.4"}}}}'
+}
+SICK=$(dev GPU-s 0 unhealthy 40 0 "$BAD")
+{
+	whole ADDED gpu-9 "[$(dev GPU-s 0 ok 40 0)]"
+	whole MODIFIED gpu-9 "[$SICK]"
+	whole MODIFIED gpu-9 "[$SICK]"
+	echo '{"kind":"gpu","node":"gpu-9","index":0,"uuid":"GPU-s","health":"ok"}'
+	whole MODIFIED gpu-9 "[$SICK]"
+	echo '{"type":"MODIFIED","object":{"metadata":{"name":"gpu-9","labels":{"zone":tru}}}}'
+	whole DELETED gpu-9 "[$SICK]"
+	whole ADDED gpu-9 "[$SICK]"
+	whole MODIFIED gpu-9 "[$SICK]"
+} >same.ndjson
+m=$(mark)
+check_output 'a whole Node: the same annotation again is passed over; a gpu record or a deletion between makes it a reading again' \
+	'gpu-alert -v -u good.url same.ndjson 2>err; echo "exit $?"; grep -v "sent (try" err; since '"$m"' | wc -l' <<'X'
+{"kind":"alert","node":"gpu-9","device":"GPU-s","event":"unhealthy","sent":true,"tries":1}
+{"kind":"alert","node":"gpu-9","device":"GPU-s","event":"recovered","sent":true,"tries":1}
+{"kind":"alert","node":"gpu-9","device":"GPU-s","event":"unhealthy","sent":true,"tries":1}
+exit 1
+gpu-alert: same.ndjson:6: invalid JSON at column 76: invalid token near 'tru'
+gpu-alert: node gpu-9 device GPU-s: unhealthy alert held back: sent within the last 10 minutes
+3
+X
+
 m=$(mark)
 check_output '-1 posts one test message and exits 0' \
 	'NODE_NAME=ctl-1 gpu-alert -1 -u good.url && bodies '"$m"'' <<'X'

@@ -247,12 +247,23 @@ noted(const struct alert *a, int sent, void *arg)
 	ast_note(arg, a);
 }
 
+/* input reads one input's records, each of a Node event's object but
+ * its name and devices annotation left unread (ai_skip). */
 static int
-one(struct nd_reader *r, json_t *rec, void *arg)
+input(struct nd_reader *r, void *arg)
 {
 	struct reader *rd = arg;
+	json_t *rec;
+	int got, bad = 0;
 
-	return ai_record(&rd->in, r, rec, alert_now()) < 0;
+	if (!r)
+		return 1;
+	while ((got = nd_read_skip(r, &rec, ai_skip, NULL)) != 0) {
+		if (got > 0 && ai_record(&rd->in, r, rec, alert_now()) < 0)
+			bad = 1;
+		json_decref(rec);
+	}
+	return bad;
 }
 
 int
@@ -305,11 +316,12 @@ main(int argc, char **argv)
 		rd.verbose = o.verbose;
 		rd.s = s;
 		rd.in = (struct alert_in){at_new(o.threshold, DEDUP_WINDOW),
-			emit, &rd, 0};
+			emit, &rd, 0, NULL};
 		if (st)
 			ast_seed(st, rd.in.t);
-		status = nd_loop_files(argc - optind, argv + optind, 0, one,
+		status = nd_each_input(argc - optind, argv + optind, 0, input,
 			&rd);
+		ai_free(&rd.in);
 		at_free(rd.in.t);
 	}
 	sent = as_finish(s);

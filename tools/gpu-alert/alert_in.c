@@ -2,11 +2,13 @@
  * alert_in.h). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alert_in.h"
 #include "err.h"
 #include "health.h"
+#include "hmap.h"
 
 #define DEVICES_ANNOTATION "agentaflow.gpu/devices"
 
@@ -101,6 +103,8 @@ gpu_record(struct alert_in *in, struct nd_reader *r, const json_t *rec,
 		return -1;
 	}
 	at_observe(in->t, &d, 0, now, in->emit, in->arg);
+	if (in->last) /* the node's next annotation is a reading anew */
+		hm_del(in->last, node);
 	return 0;
 }
 
@@ -146,6 +150,7 @@ node_event(struct alert_in *in, struct nd_reader *r, const char *type,
 {
 	const json_t *meta = json_object_get(obj, "metadata"), *v;
 	const char *node = json_string_value(json_object_get(meta, "name"));
+	const char *text, *seen;
 	struct alert_dev d;
 	json_t *list;
 	char why[128];
@@ -158,8 +163,16 @@ node_event(struct alert_in *in, struct nd_reader *r, const char *type,
 	}
 	if (strcmp(type, "DELETED") == 0) {
 		at_sweep(in->t, node, 0);
+		if (in->last)
+			hm_del(in->last, node);
 		return 0;
 	}
+	v = json_object_get(json_object_get(meta, "annotations"),
+		DEVICES_ANNOTATION);
+	text = json_is_string(v) ? json_string_value(v) : v ? NULL : "";
+	if (text && in->last && (seen = hm_get(in->last, node)) &&
+		!strcmp(seen, text))
+		return 0;
 	list = node_devices(r, meta, node, &bad);
 	if (bad)
 		return -1;
@@ -179,6 +192,12 @@ node_event(struct alert_in *in, struct nd_reader *r, const char *type,
 	if (!bad)
 		at_sweep(in->t, node, in->gen);
 	json_decref(list);
+	if (!in->last)
+		in->last = hm_new(free);
+	if (bad)
+		hm_del(in->last, node);
+	else
+		hm_put(in->last, node, estrdup(text));
 	return bad ? -1 : 0;
 }
 
@@ -204,4 +223,32 @@ ai_record(struct alert_in *in, struct nd_reader *r, const json_t *rec,
 		return node_event(in, r, type, obj, now);
 	nd_warn(r, "not a Node watch event or a gpu record");
 	return -1;
+}
+
+const char *const *
+ai_skip(const char *const *path, int depth, int *keep, void *arg)
+{
+	static const char *const object[] = {"metadata", NULL};
+	static const char *const meta[] = {"name", "annotations", NULL};
+	static const char *const ann[] = {DEVICES_ANNOTATION, NULL};
+
+	(void)arg;
+	*keep = 1;
+	if (depth < 1 || !path[1] || strcmp(path[1], "object"))
+		return NULL; /* the event, a gpu record: all of it */
+	if (depth == 1)
+		return object;
+	if (depth == 2 && path[2] && !strcmp(path[2], "metadata"))
+		return meta;
+	if (depth == 3 && path[2] && !strcmp(path[2], "metadata") && path[3] &&
+		!strcmp(path[3], "annotations"))
+		return ann;
+	return NULL;
+}
+
+void
+ai_free(struct alert_in *in)
+{
+	hm_free(in->last);
+	in->last = NULL;
 }

@@ -28,12 +28,26 @@ struct alert_in {
 	at_emit_fn *emit;
 	void *arg;
 	unsigned long gen; /* of the last node object read */
+	/* node -> the text of its devices annotation last read whole and
+	 * good ("" when it had none), made by ai_record: a node event whose
+	 * annotation is the same holds the same readings, which raise
+	 * nothing and forget nothing, so it is passed over unread */
+	struct hm *last;
 };
+
+/* ai_skip is the jl_skip_fn for reading ai_record's records: of a Node
+ * event's object it keeps the metadata's name and devices annotation
+ * alone (a Node's labels, conditions and images are most of its text). */
+const char *const *ai_skip(const char *const *path, int depth, int *keep,
+	void *arg);
 
 /* ai_record hands the readings of rec (record r->recno of r) to the
  * tracker at time now. Returns 0, or -1 when rec, or a device of it, was
  * bad (warned through nd_warn). */
 int ai_record(struct alert_in *in, struct nd_reader *r, const json_t *rec,
 	double now);
+
+/* ai_free frees what ai_record kept (not the tracker). */
+void ai_free(struct alert_in *in);
 
 #endif

@@ -22,11 +22,18 @@ struct dev {
 
 struct alert_tracker {
 	double threshold, window;
-	struct hm *devs;  /* "node\nuuid" -> struct dev */
+	struct hm *devs; /* node -> struct hm: uuid -> struct dev */
+	size_t ndevs;
 	struct hm *sent;  /* "node\nuuid\nevent" -> double (when raised) */
 	struct hm *prior; /* "node\nuuid" -> int (health), until first seen */
 	double last_prune;
 };
+
+static void
+free_node(void *p)
+{
+	hm_free(p);
+}
 
 struct alert_tracker *
 at_new(double threshold, double window)
@@ -35,7 +42,7 @@ at_new(double threshold, double window)
 
 	t->threshold = threshold;
 	t->window = window;
-	t->devs = hm_new(free);
+	t->devs = hm_new(free_node);
 	t->sent = hm_new(free);
 	t->prior = hm_new(free);
 	return t;
@@ -67,7 +74,7 @@ at_prior(struct alert_tracker *t, const char *node, const char *uuid,
 size_t
 at_devices(const struct alert_tracker *t)
 {
-	return hm_len(t->devs);
+	return t->ndevs;
 }
 
 static char *
@@ -195,20 +202,27 @@ void
 at_observe(struct alert_tracker *t, const struct alert_dev *d,
 	unsigned long gen, double now, at_emit_fn *emit, void *arg)
 {
-	char *key = easprintf("%s\n%s", d->node, d->uuid);
-	struct dev *v = hm_get(t->devs, key);
-	int first = v == NULL, *prior;
+	struct hm *node = hm_get(t->devs, d->node);
+	struct dev *v = node ? hm_get(node, d->uuid) : NULL;
+	int first = v == NULL, *prior = NULL;
+	char *key;
 
 	prune(t, now);
 	if (first) {
+		if (!node) {
+			node = hm_new(free);
+			hm_put(t->devs, d->node, node);
+		}
 		v = ecalloc(1, sizeof *v);
 		*v = (struct dev){.health = -1, .ecc = -1};
-		hm_put(t->devs, key, v);
+		hm_put(node, d->uuid, v);
+		t->ndevs++;
+		key = easprintf("%s\n%s", d->node, d->uuid);
+		prior = hm_take(t->prior, key);
+		free(key);
 	}
-	prior = first ? hm_take(t->prior, key) : NULL;
 	if (prior)
 		v->health = *prior;
-	free(key);
 	v->gen = gen;
 	judge_health(t, v, d, first && !prior, now, emit, arg);
 	free(prior);
@@ -219,18 +233,29 @@ at_observe(struct alert_tracker *t, const struct alert_dev *d,
 void
 at_sweep(struct alert_tracker *t, const char *node, unsigned long gen)
 {
-	size_t len = strlen(node), pos = 0, n = 0, i;
+	struct hm *devs = hm_get(t->devs, node);
+	size_t pos = 0, n = 0, i;
 	const char *key;
 	void *val;
-	char **gone = emalloc(hm_len(t->devs) * sizeof *gone);
+	char **gone;
 
-	while (hm_next(t->devs, &pos, &key, &val))
-		if (strncmp(key, node, len) == 0 && key[len] == '\n' &&
-			(gen == 0 || ((struct dev *)val)->gen != gen))
+	if (!devs)
+		return;
+	if (gen == 0) {
+		t->ndevs -= hm_len(devs);
+		hm_del(t->devs, node);
+		return;
+	}
+	gone = emalloc((hm_len(devs) + 1) * sizeof *gone);
+	while (hm_next(devs, &pos, &key, &val))
+		if (((struct dev *)val)->gen != gen)
 			gone[n++] = estrdup(key);
 	for (i = 0; i < n; i++) {
-		hm_del(t->devs, gone[i]);
+		hm_del(devs, gone[i]);
 		free(gone[i]);
 	}
+	t->ndevs -= n;
 	free(gone);
+	if (!hm_len(devs))
+		hm_del(t->devs, node);
 }
