@@ -26,6 +26,12 @@
 #define CONNECT_MS 10000L
 
 static const char json_accept[] = "Accept: application/json";
+/* The object's metadata alone, where the server can (any API server since
+ * 1.15, for any resource), else the object: kube_apply_meta keeps no
+ * more. */
+static const char meta_accept[] =
+	"Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,"
+	" application/json";
 static const char
 	disc_accept[] = "Accept: application/json;g=apidiscovery.k8s.io;v=v2;"
 			"as=APIGroupDiscoveryList,"
@@ -509,7 +515,7 @@ apply(struct kube *k, const char *path, const json_t *obj,
 	kube_query(&p, "fieldManager", field_manager);
 	if (force)
 		kube_query(&p, "force", "true");
-	out = request_skip(k, "PATCH", p, json_accept,
+	out = request_skip(k, "PATCH", p, skip ? meta_accept : json_accept,
 		"application/apply-patch+yaml", obj, skip, e);
 	free(p);
 	return out;

@@ -138,7 +138,9 @@ json_t *kube_apply(struct kube *k, const char *path, const json_t *obj,
  * apiVersion, kind and metadata's name, namespace, uid, resourceVersion
  * and generation: what a writer that keeps nothing else of it needs, read
  * at a fraction of the cost of the whole object (its managedFields, a
- * Job's template). The answer is still checked whole as JSON. */
+ * Job's template). The server is asked for the metadata alone (then the
+ * answer's kind is PartialObjectMetadata, of meta.k8s.io/v1), or else the
+ * object; the answer is still checked whole as JSON. */
 json_t *kube_apply_meta(struct kube *k, const char *path, const json_t *obj,
 	const char *field_manager, int force, struct kube_error *e);
 

@@ -9,7 +9,8 @@
 # malformed element or separator is named by its index and byte, and the
 # list fails (kind baddata) with nothing handed on. An apply's answer read
 # by kube_apply_meta keeps only apiVersion, kind and the metadata's names
-# and versions, and is still refused whole when bad where it is not kept.
+# and versions, and is still refused whole when bad where it is not kept;
+# it asks the server for the metadata alone (PartialObjectMetadata).
 . "$(dirname "$0")/lib.sh"
 
 cat >elements.json <<'EOF'
@@ -138,6 +139,12 @@ EOF
 grep -c '^request PATCH /apis/batch/v1/namespaces/n/jobs/j?fieldManager=m&force=true$' tls.log >patches
 check_output 'the applies were PATCHes with the field manager and force' 'cat patches' <<'EOF'
 2
+EOF
+check_output 'apply-meta asks for the metadata alone (or the object, where a server cannot), apply for the object' \
+	'sed -n "s/^accept //p" tls.log' <<'EOF'
+application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json
+application/json
+application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json
 EOF
 
 done_testing
