@@ -245,15 +245,16 @@ check_output 'the wrapper passes the arguments through exactly' \
 EOF
 # supervise: the wrapper of pod.json run here in ./sup on a command that
 # says it started and sleeps; a HUP restarts it, a TERM ends it, and the
-# wrapper's status is then the command's
+# wrapper's status is then the command's (30 s for each step: with the
+# shared cluster starting beside it, 10 s was once too little)
 supervise() {
 	jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^b=/k8shazgpu/bin |b=sup |; s|^/k8shazgpu/tool/diff-pack .*|:|; s|^cd .*|:|' >s.sh
 	mkdir -p sup
 	sh -c "$(cat s.sh)" k8shazgpu-vllm sh -c 'echo started; exec sleep 30' >sup.out &
 	sv_pid=$!
-	eventually 10 test -s sup/run || return 1
+	eventually 30 test -s sup/run || { echo "no sup/run after 30 s: $(cat sup.out)"; return 1; }
 	kill -HUP "$(cat sup/supervisor.pid)"
-	eventually 10 grep -q '^1 ' sup/run || return 1
+	eventually 30 grep -q '^1 ' sup/run || { echo "not restarted after 30 s: run $(cat sup/run)"; return 1; }
 	kill -TERM "$(cat sup/supervisor.pid)"
 	sv_rc=0
 	wait "$sv_pid" || sv_rc=$?
