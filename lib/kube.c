@@ -1,8 +1,14 @@
-/* kube: Kubernetes REST calls over libcurl, one attempt each.
+/* kube: Kubernetes REST calls over libcurl, one attempt each, but for
+ * the answers that say when to come back: a 429, or a 5xx with a
+ * Retry-After (a new resource's storage still starting, API priority and
+ * fairness shedding load) is sent again after the time it names, as
+ * kubectl does, up to RETRY_TRIES tries, RETRY_MAX_S seconds a wait, and
+ * never past the client's deadline.
  *
  * One curl easy handle per client, reset before every request so that no
  * option leaks from one call to the next while its connection cache stays
  * warm. Discovery lives at the end of the file. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +30,9 @@
 #define BODY_MAX_BYTES (1024L << 20) /* a larger answer is refused */
 #define ERRBODY_MAX 65536            /* bytes of an error answer kept */
 #define CONNECT_MS 10000L
+#define RETRY_TRIES 10   /* tries of one request the server may ask for */
+#define RETRY_MAX_S 10.0 /* a longer Retry-After is not waited for */
+#define RETRY_NONE_S 1.0 /* the wait a 429 without Retry-After gets */
 
 static const char json_accept[] = "Accept: application/json";
 /* The object's metadata alone, where the server can (any API server since
@@ -42,7 +51,8 @@ struct kube {
 	struct kc_config *cfg;
 	CURL *h;
 	long timeout_ms;
-	double deadline;   /* monotonic seconds; 0: none */
+	double deadline; /* monotonic seconds; 0: none */
+	double after;    /* the last answer's Retry-After, seconds; -1: none */
 	json_t *resources; /* flattened discovery, NULL until needed */
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -349,11 +359,55 @@ collect(char *p, size_t size, size_t n, void *arg)
 	return b->over ? 0 : size * n;
 }
 
-/* request_text sends one request with an optional JSON body and returns
+/* come_back returns how many seconds to wait before sending again a
+ * request the server answered with code, or -1 when it is not to be sent
+ * again: not a 429 or a 5xx with a Retry-After, the tries used up, a wait
+ * longer than RETRY_MAX_S or past the deadline. */
+static double
+come_back(struct kube *k, long code, int tries)
+{
+	double wait;
+
+	if ((code != 429 && code < 500) || (k->after < 0 && code != 429))
+		return -1;
+	wait = k->after < 0 ? RETRY_NONE_S : k->after;
+	if (tries >= RETRY_TRIES || wait > RETRY_MAX_S ||
+		(k->deadline && wait >= kube_seconds_left(k)))
+		return -1;
+	/* a Retry-After of 0 is a try at once; none spins */
+	return wait > 0 ? wait : 0.05;
+}
+
+/* retry_after is the request's CURLOPT_HEADERFUNCTION: it keeps the
+ * answer's Retry-After in k->after and passes over every other field (a
+ * status line, a redirect's or a 100 Continue's answer, starts again). */
+static size_t
+retry_after(char *p, size_t size, size_t n, void *arg)
+{
+	static const char name[] = "Retry-After:";
+	struct kube *k = arg;
+	size_t len = size * n, nl = sizeof name - 1;
+	char v[64];
+
+	if (len >= 5 && !strncmp(p, "HTTP/", 5)) {
+		k->after = -1;
+	} else if (len > nl && !strncasecmp(p, name, nl)) {
+		len -= nl;
+		if (len >= sizeof v)
+			len = sizeof v - 1;
+		memcpy(v, p + nl, len);
+		v[len] = '\0';
+		v[strcspn(v, "\r\n")] = '\0';
+		k->after = http_retry_after(v, (double)time(NULL));
+	}
+	return size * n;
+}
+
+/* request_once sends one request with an optional JSON body and returns
  * the text of a 2xx answer (malloc'd, NUL-terminated, its length in
  * *len), or NULL with e filled. */
 static char *
-request_text(struct kube *k, const char *method, const char *path,
+request_once(struct kube *k, const char *method, const char *path,
 	const char *accept, const char *ctype, const json_t *body, size_t *len,
 	struct kube_error *e)
 {
@@ -377,6 +431,9 @@ request_text(struct kube *k, const char *method, const char *path,
 	}
 	curl_easy_setopt(k->h, CURLOPT_WRITEFUNCTION, collect);
 	curl_easy_setopt(k->h, CURLOPT_WRITEDATA, &b);
+	k->after = -1;
+	curl_easy_setopt(k->h, CURLOPT_HEADERFUNCTION, retry_after);
+	curl_easy_setopt(k->h, CURLOPT_HEADERDATA, k);
 	rc = curl_easy_perform(k->h);
 	curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &code);
 	if (b.over)
@@ -397,6 +454,34 @@ request_text(struct kube *k, const char *method, const char *path,
 	e->status = code;
 	*len = b.len;
 	return b.p ? b.p : estrdup("");
+}
+
+/* request_text is request_once, the answers that ask to come back waited
+ * out (come_back); the error of the last try says how many there were. */
+static char *
+request_text(struct kube *k, const char *method, const char *path,
+	const char *accept, const char *ctype, const json_t *body, size_t *len,
+	struct kube_error *e)
+{
+	struct timespec ts;
+	char *text;
+	double wait;
+	size_t n;
+	int tries = 1;
+
+	while (!(text = request_once(k, method, path, accept, ctype, body, len,
+			 e)) &&
+		e->kind == KUBE_ETEMP &&
+		(wait = come_back(k, e->status, tries)) >= 0) {
+		ts.tv_sec = (time_t)wait;
+		ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+		tries++;
+	}
+	if (!text && tries > 1 && (n = strlen(e->msg)) < sizeof e->msg)
+		snprintf(e->msg + n, sizeof e->msg - n, " (%d tries)", tries);
+	return text;
 }
 
 /* bad_json fills e: the answer to method path is not JSON. */

@@ -40,6 +40,30 @@ eventually() {
 	done
 }
 
+# apply_crd FILE...: apply each CustomResourceDefinition (YAML) and wait
+# until the API server serves it (Established), saying so; a CRD just made
+# answers 404 for a moment.
+apply_crd() {
+	for ac_f; do
+		ac_ref=$(yaml2json "$ac_f" | claim-make -a | jq -r .ref) || die "$ac_f: not applied"
+		ac_name=$(yaml2json "$ac_f" | jq -r .metadata.name)
+		kc wait --for condition=Established --timeout=30s "crd/$ac_name" >/dev/null ||
+			die "$ac_ref: not Established after 30 s"
+		echo "   applied $ac_ref"
+	done
+}
+
+# indent CMD...: what CMD prints, indented by three spaces; a failure of
+# CMD fails the demo, naming it.
+indent() {
+	"$@" >"$work/indent.out" 2>&1 || {
+		in_rc=$?
+		sed 's/^/   /' "$work/indent.out"
+		die "$*: exit status $in_rc"
+	}
+	sed 's/^/   /' "$work/indent.out"
+}
+
 # is WANT CMD...: what CMD prints, printed; true when that is WANT.
 is() {
 	is_want=$1

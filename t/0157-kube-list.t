@@ -11,6 +11,9 @@
 # by kube_apply_meta keeps only apiVersion, kind and the metadata's names
 # and versions, and is still refused whole when bad where it is not kept;
 # it asks the server for the metadata alone (PartialObjectMetadata).
+# An answer that asks to come back (a 429, a 5xx with Retry-After) is
+# sent again after the time it names, body and all, ten tries at most, no
+# wait over ten seconds; a 5xx without Retry-After fails at once.
 . "$(dirname "$0")/lib.sh"
 
 cat >elements.json <<'EOF'
@@ -66,7 +69,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
 	-addext subjectAltName=IP:127.0.0.1,DNS:localhost 2>openssl.err ||
 	{ echo "Bail out! openssl could not make a certificate: $(cat openssl.err)"; exit 1; }
 echo '{}' >page.json
-"$TOP/t/tlsserve" -c tls.crt -k tls.key -l tls.log -b page.json >tls.out 2>tls.err 3>&- 4>&- &
+"$TOP/t/tlsserve" -c tls.crt -k tls.key -l tls.log -b page.json -q queue >tls.out 2>tls.err 3>&- 4>&- &
 tls_pid=$!
 trap 'kill $tls_pid 2>/dev/null' EXIT
 eventually 30 grep -q '^listening on' tls.out ||
@@ -145,6 +148,48 @@ check_output 'apply-meta asks for the metadata alone (or the object, where a ser
 application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json
 application/json
 application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1, application/json
+EOF
+
+# ---- answers that ask to come back (t/tlsserve -q) ----
+echo '{"kind":"Node","metadata":{"name":"x"}}' >page.json
+# come LINE...: the queued answers; then a GET, its exit status and the
+# answers the server gave (queued ones by status, "got" for each request)
+come() {
+	: >tls.log
+	printf '%s\n' "$@" >queue
+	unit kube -k kc get /api/v1/nodes/x >got 2>&1
+	st=$?
+	sed "s/127.0.0.1:[0-9]*/127.0.0.1:PORT/" got
+	echo "exit $st: $(sed -n 's/^queued \([0-9]*\) .*/\1/p; s/^request GET .*/got/p' tls.log | tr '\n' ' ')"
+}
+check_output 'a 429 or a 5xx with Retry-After is tried again; a 5xx without is not' '
+	come "429 0" "429 0"; come "503 0"; come "429 -"; come "500 -"' <<'EOF'
+{"kind":"Node","metadata":{"name":"x"}}
+exit 0: got 429 got 429 got 
+{"kind":"Node","metadata":{"name":"x"}}
+exit 0: got 503 got 
+{"kind":"Node","metadata":{"name":"x"}}
+exit 0: got 429 got 
+kube: GET https://127.0.0.1:PORT/api/v1/nodes/x: 500 Internal Server Error: queued 500
+kind=temp status=500 reason=
+exit 75: got 500 
+EOF
+check_output 'ten tries at most, said in the error; a wait over ten seconds is not waited' '
+	come "429 0" "429 0" "429 0" "429 0" "429 0" "429 0" "429 0" "429 0" "429 0" "429 0" "429 0"; rm queue
+	come "429 11"' <<'EOF'
+kube: GET https://127.0.0.1:PORT/api/v1/nodes/x: 429 Too Many Requests: queued 429 (10 tries)
+kind=temp status=429 reason=
+exit 75: got 429 got 429 got 429 got 429 got 429 got 429 got 429 got 429 got 429 got 429 
+kube: GET https://127.0.0.1:PORT/api/v1/nodes/x: 429 Too Many Requests: queued 429
+kind=temp status=429 reason=
+exit 75: got 429 
+EOF
+check_output 'an apply sent again carries its body again' '
+	cp applied.json page.json; : >tls.log; echo "429 0" >queue
+	echo "{\"kind\":\"Job\"}" | unit kube -k kc apply-meta /apis/batch/v1/namespaces/n/jobs/j m | jq -c .metadata.uid
+	grep -c "^request PATCH /apis/batch/v1/namespaces/n/jobs/j?fieldManager=m$" tls.log' <<'EOF'
+"u1"
+2
 EOF
 
 done_testing

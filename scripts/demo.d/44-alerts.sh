@@ -13,7 +13,7 @@ k8shazgpu-sim stop agents >/dev/null 2>&1
 echo " Node l4's two GPUs pass 25 C, which this cycle's thresholds call unhealthy (gpu-probe -H temp_unhealthy=25):"
 K8SHAZGPU_STATE_DIR=$work/l4state k8shazgpu-nodeagent -1 -N l4 -t "$K8SHAZGPU_SIM_DIR/topology.yaml" -- -H temp_unhealthy=25 2>/dev/null || true
 eventually 30 "2 posts to the chat webhook" atleast 2 posts
-k8shazgpu health | sed 's/^/   /'
+indent k8shazgpu health
 echo " The same cycle's readings, as the node agent's /metrics serves them to the ServiceMonitor"
 echo " (manifests/monitoring; its PrometheusRule fires on k8shazgpu_gpu_health == 2):"
 grep '^k8shazgpu_gpu_\(health\|temperature_celsius\){' "$work/l4state/metrics" | sed 's/^/   /'

@@ -44,7 +44,7 @@ wait_offered() {
 free_now() { gpu-reserve status | jq -r -s 'map(select(.state == "AVAILABLE") | "gpu-\(.gpu)") | join(" ")'; }
 wait_offered "gpu-0 gpu-1 gpu-2 gpu-3"
 echo " alice, on the host: k8shazgpu host reserve --gpus 2 --duration 1h"
-USER=alice k8shazgpu host reserve --gpus 2 --duration 1h | sed 's/^/   /'
+indent env USER=alice k8shazgpu host reserve --gpus 2 --duration 1h
 wait_offered "$(free_now)"
 echo "   (the agent's interval is 60 s: Redis woke it)"
 kc get node shared -o json | jq -r '.metadata.annotations["canhazgpu.dev/host-holds"] | fromjson | .[] | "   node annotation canhazgpu.dev/host-holds: GPU \(.gpu) held by \(.user) (\(.type))"'
@@ -69,7 +69,7 @@ EOF
 k8s_hold() { k8shazgpu host status --json | jq -c -e '., any(.[]; .type == "K8S")'; }
 eventually -i 0.2 20 "the pod's GPU to become a k8s hold (see $work/agent-shared.log)" k8s_hold
 echo " What the host sees now (k8shazgpu host status, as canhazgpu status shows it):"
-k8shazgpu host status | sed 's/^/   /'
+indent k8shazgpu host status
 echo " And on the status page (k8shazgpu web, node 'shared', namespace shared), fetched with curl:"
 k8shazgpu -n shared web --node shared --port 0 --refresh 0 >"$work/web.out" 2>"$work/web.err" &
 web_pid=$!
@@ -84,11 +84,11 @@ USER=bob k8shazgpu host reserve --gpus 2 --nonblock 2>&1 | sed 's/^/   /' || tru
 echo " and takes that one with --short, as in export CUDA_VISIBLE_DEVICES=\$(k8shazgpu host reserve --short)"
 echo "   CUDA_VISIBLE_DEVICES=$(USER=bob k8shazgpu host reserve --short)"
 echo " alice releases hers; the pod ends"
-USER=alice k8shazgpu host release | sed 's/^/   /'
+indent env USER=alice k8shazgpu host release
 kc delete pod trainer -n shared --wait=false >/dev/null
 no_k8s_hold() { ! k8s_hold; }
 eventually -i 0.2 30 "the pod's k8s hold to go" no_k8s_hold
-k8shazgpu host status | sed 's/^/   /'
+indent k8shazgpu host status
 echo " bob releases by id, naming all four: his is released, the others named and left, status 0, as canhazgpu"
 st=0
 USER=bob k8shazgpu host release -G 0,1,2,3 >"$work/release.out" 2>&1 || st=$?

@@ -24,22 +24,19 @@ if [ -f "$D/node-state" ] && command -v docker-registry >/dev/null 2>&1 && comma
 	eventually -i 0.2 20 "the git server and the model hub to listen" servers_up
 	echo " Local servers on 127.0.0.1: the sim's registry ($REG, busybox pushed as demo/tools:1), a git server"
 	echo " (:$gport, repository vllm.git) and a model hub (:$hport, demo/opt-tiny: a config and an 8 MiB LFS weights file)."
-	for f in cacheplans nodecachestatuses; do
-		yaml2json "$TOP/manifests/crds/$f.yaml" | claim-make -a | jq -r '"   applied \(.ref)"'
-	done
+	apply_crd "$TOP/manifests/crds/cacheplans.yaml" "$TOP/manifests/crds/nodecachestatuses.yaml"
 	# the agent reads the hub's address from its environment, as a DaemonSet sets it
 	k8shazgpu-sim stop node-agent >/dev/null
 	HF_ENDPOINT=http://127.0.0.1:$hport k8shazgpu-sim start node-agent >/dev/null
-	eventually -i 0.2 10 "the CRD nodecachestatuses.canhazgpu.dev" kc get crd nodecachestatuses.canhazgpu.dev
 	echo " k8shazgpu cache add ... (the seed's commands): three items in the CachePlan 'default'"
-	k8shazgpu cache add image "$REG/demo/tools:1" --name tools | sed 's/^/   /'
-	k8shazgpu cache add gitrepo "http://127.0.0.1:$gport/vllm.git" --name vllm | sed 's/^/   /'
-	k8shazgpu cache add model demo/opt-tiny | sed 's/^/   /'
-	k8shazgpu cache plan show | sed 's/^/   /'
+	indent k8shazgpu cache add image "$REG/demo/tools:1" --name tools
+	indent k8shazgpu cache add gitrepo "http://127.0.0.1:$gport/vllm.git" --name vllm
+	indent k8shazgpu cache add model demo/opt-tiny
+	indent k8shazgpu cache plan show
 	t0=$(date +%s)
 	k8shazgpu cache wait --timeout 120 >/dev/null 2>&1 || echo "   (not all ready after 120 s)"
 	echo " The node agent saw the plan change (a watch) and synced it; all ready after $(($(date +%s) - t0)) s. k8shazgpu cache status:"
-	k8shazgpu cache status | sed 's/^/   /'
+	indent k8shazgpu cache status
 	echo " The pushed image's digest was $(cut -c1-19 "$work/bb.digest")..., the repository's commit $(git -C "$work/vllm" rev-parse --short HEAD)."
 	echo " On the node's disk ($D/cache): the checkout is a link swapped whole, the model in the hub's own layout:"
 	(cd "$D/cache" && ls -l vllm | awk '{print "   " $(NF-2), $(NF-1), $NF}' &&
@@ -67,7 +64,7 @@ if [ -f "$D/node-state" ] && command -v docker-registry >/dev/null 2>&1 && comma
 	echo " A new commit on the branch, then k8shazgpu cache update gitrepo vllm: the agent fetches it into the other slot and swaps:"
 	echo "release 2" >"$work/vllm/VERSION"
 	git -C "$work/vllm" -c user.name=demo -c user.email=demo@localhost commit -q -a -m two && git -C "$work/vllm" push -q origin HEAD:main
-	k8shazgpu cache update gitrepo vllm | sed 's/^/   /'
+	indent k8shazgpu cache update gitrepo vllm
 	want=$(git -C "$work/vllm" rev-parse HEAD)
 	# ITEM: what the node's cache status says of it, as JSON
 	cache_item() { kc get nodecachestatuses.canhazgpu.dev "$HOST" -o json | jq -c --arg n "$1" '.status.items[] | select(.name == $n)'; }
@@ -75,18 +72,18 @@ if [ -f "$D/node-state" ] && command -v docker-registry >/dev/null 2>&1 && comma
 	eventually -i 0.2 60 "the node's cache to resolve vllm to the new commit" is "$want" vllm_resolved
 	echo "   vllm now at $(echo "$want" | cut -c1-7) after $((polls / 5)) s: $D/cache/vllm -> $(readlink "$D/cache/vllm"), VERSION says '$(cat "$D/cache/vllm/VERSION")'"
 	echo " A bad item is reported, not hidden: an image tag that does not exist"
-	k8shazgpu cache add image "$REG/demo/tools:nope" --name missing | sed 's/^/   /'
+	indent k8shazgpu cache add image "$REG/demo/tools:nope" --name missing
 	missing_failed() { cache_item missing | jq -c -e '., .phase == "failed"'; }
 	eventually -i 0.2 60 "the cache to report item missing failed" missing_failed
 	k8shazgpu -o wide cache status | awk 'NR == 1 || /missing/' | sed 's/^/   /'
 	du0=$(du -sk "$D/cache/hub_cache" | cut -f1)
 	echo " Removing the model and the bad image from the plan: the node drops them and frees the space"
-	k8shazgpu cache remove model demo-opt-tiny | sed 's/^/   /'
-	k8shazgpu cache remove image missing | sed 's/^/   /'
+	indent k8shazgpu cache remove model demo-opt-tiny
+	indent k8shazgpu cache remove image missing
 	cache_items() { kc get nodecachestatuses.canhazgpu.dev "$HOST" -o json | jq '.status.items | length'; }
 	eventually -i 0.2 60 "the node's cache to hold 2 items" is 2 cache_items
 	echo "   hub_cache: $du0 KiB before, $(du -sk "$D/cache/hub_cache" | cut -f1) KiB after; items left:"
-	k8shazgpu cache status | sed 's/^/   /'
+	indent k8shazgpu cache status
 	kc delete namespace cache-demo --wait=false >/dev/null
 	k8shazgpu cache remove vllm tools >/dev/null
 	stop "$gitserve" "$hubserve"

@@ -101,10 +101,10 @@ if [ -S "$D/redis/redis.sock" ] && [ -f "$D/plugin.pid" ] && [ -f "$D/node-state
 	gpu-reserve -a "$D/redis/redis.sock" reserve -u carol -G 0 -d 1h >/dev/null 2>&1 || true
 	carol_held() { kc get node "$HOST" -o json | jq -e '.metadata.annotations["canhazgpu.dev/host-holds"] // "" | ., contains("carol")'; }
 	eventually -i 0.2 20 "node $HOST's annotation to name carol's hold" carol_held
-	k8shazgpu -n default status --node "$HOST" | sed 's/^/   /'
+	indent k8shazgpu -n default status --node "$HOST"
 	gpu-reserve -a "$D/redis/redis.sock" release -u carol >/dev/null 2>&1 || true
 	echo " k8shazgpu cleanup --all: exactly what the runs created, found by labels and owner"
-	k8shazgpu -n default cleanup --all | sed 's/^/   /'
+	indent k8shazgpu -n default cleanup --all
 	eventually -i 0.2 30 "what the runs created to go" \
 		is '' kc get pods,configmaps,resourceclaims -n default -l canhazgpu.dev/run,app.kubernetes.io/managed-by=k8shazgpu -o name
 	ledger_free() { ! gpu-reserve -a "$D/redis/redis.sock" status | grep IN_USE; }
