@@ -45,7 +45,8 @@ eventually() {
 # answers 404 for a moment.
 apply_crd() {
 	for ac_f; do
-		ac_ref=$(yaml2json "$ac_f" | claim-make -a | jq -r .ref) || die "$ac_f: not applied"
+		ac_ref=$(yaml2json "$ac_f" | claim-make -a | jq -r .ref)
+		[ -n "$ac_ref" ] || die "$ac_f: not applied"
 		ac_name=$(yaml2json "$ac_f" | jq -r .metadata.name)
 		kc wait --for condition=Established --timeout=30s "crd/$ac_name" >/dev/null ||
 			die "$ac_ref: not Established after 30 s"
