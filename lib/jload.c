@@ -1,4 +1,5 @@
 /* jload: json_loadb's results through jscan's tokens (see jload.h). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,13 @@
 /* The first token array holds a token per this many bytes of text; it
  * grows as jscan needs (at most twice), and never starts past MAX_TOKENS. */
 enum { BYTES_PER_TOKEN = 6, MAX_TOKENS = 1 << 16, MAX_PATH = 512 };
+
+/* A thread keeps its copy of the text and its tokens from call to call
+ * while each is at most this big: a line or an answer a malloc and a free
+ * apiece was most of the cost of small reads (and the large requests made
+ * glibc sweep its fast bins every time). A larger one is freed at once,
+ * so a hostile object costs its size only while it is read. */
+enum { KEEP_MAX = 256 << 10 };
 
 static unsigned long handed_over;
 
@@ -94,6 +102,58 @@ build(struct walk *w, int i)
 	return v;
 }
 
+/* What a thread keeps between calls (see KEEP_MAX); busy while in use,
+ * so that a skip function that reads JSON itself gets buffers of its own. */
+struct scratch {
+	char *copy;
+	size_t copy_cap;
+	struct js_tok *t;
+	int tcap;
+	int busy;
+	struct walk w;
+};
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void
+scratch_free(void *p)
+{
+	struct scratch *s = p;
+
+	free(s->copy);
+	free(s->t);
+	free(s);
+}
+
+static void
+scratch_init(void)
+{
+	if (pthread_key_create(&scratch_key, scratch_free) != 0)
+		err_die(HAZ_FAIL, "jload: no thread key");
+}
+
+/* scratch_take returns this thread's scratch, marked busy, or NULL when
+ * it is busy already. */
+static struct scratch *
+scratch_take(void)
+{
+	struct scratch *s;
+
+	pthread_once(&scratch_once, scratch_init);
+	if (!(s = pthread_getspecific(scratch_key))) {
+		s = ecalloc(1, sizeof *s);
+		if (pthread_setspecific(scratch_key, s) != 0) {
+			free(s);
+			return NULL;
+		}
+	}
+	if (s->busy)
+		return NULL;
+	s->busy = 1;
+	return s;
+}
+
 /* ok_error leaves err as json_loadb leaves it after reading len bytes. */
 static void
 ok_error(json_error_t *err, size_t len)
@@ -110,32 +170,60 @@ json_t *
 jl_loadb_skip(const char *buf, size_t len, size_t flags, json_error_t *err,
 	jl_skip_fn *skip, void *arg)
 {
+	struct scratch *s, own; /* not zeroed whole: its walk is 4 KiB */
 	struct walk *w;
 	struct js_doc d = {0};
 	json_t *v = NULL;
-	char *copy;
 	size_t cap = len / BYTES_PER_TOKEN + 16;
 
 	if (!buf || (flags & ~(size_t)(JSON_DECODE_ANY | JSON_ALLOW_NUL)))
 		goto jansson;
-	copy = emalloc(len + 1);
-	memcpy(copy, buf, len);
-	copy[len] = '\0';
-	d.cap = (int)(cap < MAX_TOKENS ? cap : MAX_TOKENS);
-	d.t = emalloc((size_t)d.cap * sizeof *d.t);
-	w = emalloc(sizeof *w); /* path[] is written before it is read */
+	if (cap > MAX_TOKENS)
+		cap = MAX_TOKENS;
+	if (!(s = scratch_take())) {
+		s = &own;
+		s->copy = NULL;
+		s->t = NULL;
+		s->copy_cap = 0;
+		s->tcap = 0;
+	}
+	if (s->copy_cap < len + 1) {
+		free(s->copy);
+		s->copy = emalloc(len + 1);
+		s->copy_cap = len + 1;
+	}
+	memcpy(s->copy, buf, len);
+	s->copy[len] = '\0';
+	if ((size_t)s->tcap < cap) {
+		free(s->t);
+		s->t = emalloc(cap * sizeof *s->t);
+		s->tcap = (int)cap;
+	}
+	d.t = s->t;
+	d.cap = s->tcap;
+	w = &s->w; /* path[] is written before it is read */
 	w->d = &d;
 	w->skip = skip;
 	w->arg = arg;
 	w->depth = 0;
-	if (js_parse(&d, copy, len) == 0 && !d.bignum &&
+	if (js_parse(&d, s->copy, len) == 0 && !d.bignum &&
 		(!d.nul || ((flags & JSON_ALLOW_NUL) && !skip)) &&
 		((flags & JSON_DECODE_ANY) || d.t[0].type == JS_OBJECT ||
 			d.t[0].type == JS_ARRAY))
 		v = build(w, 0);
-	free(w);
-	js_free(&d);
-	free(copy);
+	s->t = d.t; /* js_parse may have grown it */
+	s->tcap = d.cap;
+	if (s == &own || s->copy_cap > KEEP_MAX) {
+		free(s->copy);
+		s->copy = NULL;
+		s->copy_cap = 0;
+	}
+	if (s == &own || (size_t)s->tcap * sizeof *s->t > KEEP_MAX) {
+		free(s->t);
+		s->t = NULL;
+		s->tcap = 0;
+	}
+	s->busy = 0;
 	if (v) {
 		ok_error(err, len);
 		return v;

@@ -79,4 +79,29 @@ check 'every line of the claim-watch capture is built, the same as jansson' '
 	unit jload <"$FIXTURES/claim-watch/configmaps.watch" >out &&
 	[ "$(cut -d" " -f1 out | sort | uniq -c | tr -s " ")" = " 6 built" ]'
 
+# A thread keeps its text and token buffers from read to read while they
+# are small (lib/jload.c KEEP_MAX, 256 KiB) and frees larger ones: lines
+# that grow and shrink past it, and one whose tokens outgrow the first
+# array, read the same as each does alone in a fresh process.
+awk 'BEGIN {
+	print "{\"a\":1}"
+	s = "["; for (i = 0; i < 60000; i++) s = s (i ? "," : "") "1"; print s "]"
+	print "{\"b\":[true,false]}"
+	s = "{\"big\":\""; for (i = 0; i < 40000; i++) s = s "0123456789"; print s "\"}"
+	print "[1,2]"
+	s = "["; for (i = 0; i < 3000; i++) s = s (i ? "," : "") "[]"; print s "]"
+	print "\"last\""
+}' >sizes.in
+check 'buffers kept from line to line, and freed past 256 KiB, read each line as a fresh process does' '
+	unit jload any <sizes.in >out &&
+	[ "$(cut -d" " -f1 out | tr "\n" " ")" = "built built built built built built built " ] &&
+	while IFS= read -r line; do printf "%s\n" "$line" | unit jload any; done <sizes.in >one &&
+	cmp out one'
+check 'a skip function that reads JSON itself gets buffers of its own: each read comes out as alone' '
+	unit jload any nested <values.in >nested &&
+	unit jload any <values.in >plain &&
+	cmp nested plain &&
+	unit jload any nested <sizes.in >nested &&
+	cmp nested out'
+
 done_testing
