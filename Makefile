@@ -142,7 +142,7 @@ export PKG_CONFIG_PATH := $(CURL_PREFIX)/lib/pkgconfig$(if $(PKG_CONFIG_PATH),:$
 SSL_A := $(wildcard $(addprefix $(shell $(PKG_CONFIG) --variable=libdir libcrypto 2>/dev/null)/,libssl.a libcrypto.a))
 CURL_LIBS = -L$(CURL_PREFIX)/lib -lcurl -Wl,-Bstatic -lssl -lcrypto -Wl,-Bdynamic -lz
 else
-CURL_LIBS = $$($(PKG_CONFIG) --libs libcurl libcrypto)
+CURL_LIBS = $$($(PKG_CONFIG) --libs libcurl libssl libcrypto)
 endif
 # libs(PKGS): the link flags of PKGS, libcurl as chosen above.
 libs = $(if $(filter-out libcurl,$(1)),$$($(PKG_CONFIG) --libs $(filter-out libcurl,$(1)))) \

@@ -7,8 +7,11 @@
  *
  * One curl easy handle per client, reset before every request so that no
  * option leaks from one call to the next while its connection cache stays
- * warm. Discovery lives at the end of the file. */
+ * warm. A client told to keep its connection (kube_keep) has libcurl open
+ * it and then speaks HTTP/1.1 on it itself (lib/h1): its section ends the
+ * file, after discovery's. */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +20,11 @@
 #include <time.h>
 
 #include <curl/curl.h>
+#include <openssl/ssl.h>
 
 #include "clock.h"
 #include "err.h"
+#include "h1.h"
 #include "http.h"
 #include "jbuf.h"
 #include "jitems.h"
@@ -55,7 +60,18 @@ struct kube {
 	double after;    /* the last answer's Retry-After, seconds; -1: none */
 	json_t *resources; /* flattened discovery, NULL until needed */
 	char errbuf[CURL_ERROR_SIZE];
+	/* the kept connection (kube_keep) */
+	int kept, kopen;
+	int kfd;          /* its socket */
+	char *khost;      /* the Host header's value */
+	char *kprefix;    /* the server URL's path */
+	struct h1_in kin; /* bytes read from it */
+	double kdeadline; /* of the request under way; 0: none */
+	int ktimedout;    /* the last wait on it timed out */
+	CURLcode kerr;    /* the last send or receive's failure */
 };
+
+static void kept_close(struct kube *k);
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -205,6 +221,9 @@ kube_free(struct kube *k)
 		return;
 	curl_easy_cleanup(k->h);
 	json_decref(k->resources);
+	h1_in_free(&k->kin);
+	free(k->khost);
+	free(k->kprefix);
 	free(k);
 }
 
@@ -293,6 +312,8 @@ prepare(struct kube *k, const char *method, const char *path,
 		.keepintvl_s = 10};
 	char *url, *auth;
 
+	if (k->kopen)
+		kept_close(k);
 	if (left <= 0) {
 		seterr(e, KUBE_EDEADLINE, 0, "%s %s%.*s: deadline reached",
 			method, k->cfg->server, pathonly(path), path);
@@ -403,6 +424,10 @@ retry_after(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+static char *kept_once(struct kube *k, const char *method, const char *path,
+	const char *accept, const char *ctype, const json_t *body, size_t *len,
+	struct kube_error *e);
+
 /* request_once sends one request with an optional JSON body and returns
  * the text of a 2xx answer (malloc'd, NUL-terminated, its length in
  * *len), or NULL with e filled. */
@@ -418,6 +443,8 @@ request_once(struct kube *k, const char *method, const char *path,
 	long code = 0;
 
 	memset(e, 0, sizeof *e);
+	if (k->kept)
+		return kept_once(k, method, path, accept, ctype, body, len, e);
 	if (!(hdrs = prepare(k, method, path, accept, k->timeout_ms, e)))
 		return NULL;
 	if (body) {
@@ -1507,4 +1534,270 @@ kube_connect(struct kube *k, const char *path, char **auth, char **host,
 		*auth = easprintf("Authorization: Bearer %s", k->cfg->token);
 	split_server(k->cfg->server, host, prefix);
 	return k->h;
+}
+
+/* ---- the kept connection (kube_keep) --------------------------------- */
+
+static ssize_t kept_recv(void *arg, char *buf, size_t cap);
+
+void
+kube_keep(struct kube *k)
+{
+	k->kept = 1;
+	k->kin.read = kept_recv;
+	k->kin.arg = k;
+}
+
+/* kept_close drops the kept connection: a fresh handle is the one way
+ * libcurl closes a CONNECT_ONLY connection at once. */
+static void
+kept_close(struct kube *k)
+{
+	curl_easy_cleanup(k->h);
+	if (!(k->h = curl_easy_init()))
+		err_die(HAZ_FAIL, "curl_easy_init failed");
+	k->kopen = 0;
+	h1_in_reset(&k->kin);
+}
+
+/* keep_buffers: libcurl has OpenSSL free a connection's 17 KiB read
+ * buffer each time it is drained (SSL_MODE_RELEASE_BUFFERS), so every
+ * answer read allocates it anew, large enough to make glibc sweep its
+ * fast bins each time; a connection kept for many requests keeps it. */
+static void
+keep_buffers(CURL *h)
+{
+	struct curl_tlssessioninfo *ti = NULL;
+
+	if (curl_easy_getinfo(h, CURLINFO_TLS_SSL_PTR, &ti) == CURLE_OK && ti &&
+		ti->backend == CURLSSLBACKEND_OPENSSL && ti->internals)
+		SSL_clear_mode((SSL *)ti->internals, SSL_MODE_RELEASE_BUFFERS);
+}
+
+/* kept_open connects as a request of method path would, HTTP/1.1 only:
+ * 0, or -1 with e filled. */
+static int
+kept_open(struct kube *k, const char *method, const char *path,
+	struct kube_error *e)
+{
+	struct curl_slist *hdrs = prepare(k, method, path, "Accept: */*",
+		CONNECT_MS, e);
+	curl_socket_t s;
+	CURLcode rc;
+
+	if (!hdrs)
+		return -1;
+	curl_easy_setopt(k->h, CURLOPT_CONNECT_ONLY, 1L);
+	curl_easy_setopt(k->h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+	rc = curl_easy_perform(k->h);
+	curl_easy_setopt(k->h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	if (rc == CURLE_OK &&
+		curl_easy_getinfo(k->h, CURLINFO_ACTIVESOCKET, &s) != CURLE_OK)
+		rc = CURLE_COULDNT_CONNECT;
+	if (rc != CURLE_OK) {
+		transport_error(k, rc, method, path, e);
+		kept_close(k);
+		return -1;
+	}
+	if (!k->khost)
+		split_server(k->cfg->server, &k->khost, &k->kprefix);
+	keep_buffers(k->h);
+	k->kfd = (int)s;
+	k->kopen = 1;
+	h1_in_reset(&k->kin);
+	return 0;
+}
+
+/* kept_wait waits for the kept connection to be readable or writable
+ * (events), until the request's deadline: 0, or -1 when it passed. */
+static int
+kept_wait(struct kube *k, short events)
+{
+	struct pollfd p = {.fd = k->kfd, .events = events};
+	double left;
+	int r;
+
+	do {
+		left = k->kdeadline ? k->kdeadline - clock_mono() : -1;
+		if (k->kdeadline && left <= 0)
+			break;
+		r = poll(&p, 1, left < 0 ? -1 : (int)(left * 1000) + 1);
+		if (r > 0)
+			return 0;
+	} while (r < 0 ? errno == EINTR : !k->kdeadline);
+	k->ktimedout = 1;
+	return -1;
+}
+
+static ssize_t
+kept_recv(void *arg, char *buf, size_t cap)
+{
+	struct kube *k = arg;
+	CURLcode rc;
+	size_t n;
+
+	for (;;) {
+		rc = curl_easy_recv(k->h, buf, cap, &n);
+		if (rc == CURLE_OK)
+			return (ssize_t)n;
+		if (rc != CURLE_AGAIN) {
+			k->kerr = rc;
+			return -1;
+		}
+		if (kept_wait(k, POLLIN) < 0)
+			return -1;
+	}
+}
+
+static int
+kept_send(struct kube *k, const char *p, size_t len)
+{
+	CURLcode rc;
+	size_t n;
+
+	while (len) {
+		rc = curl_easy_send(k->h, p, len, &n);
+		if (rc == CURLE_AGAIN) {
+			if (kept_wait(k, POLLOUT) < 0)
+				return -1;
+			continue;
+		}
+		if (rc != CURLE_OK) {
+			k->kerr = rc;
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* kept_request writes the request, its body after the head, in one
+ * buffer: one TLS record where it fits. */
+static char *
+kept_request(struct kube *k, const char *method, const char *path,
+	const char *accept, const char *ctype, const char *payload, size_t *len)
+{
+	char *target = easprintf("%s%s", k->kprefix, path), *ct = NULL,
+	     *auth = NULL, *req;
+	const char *lines[4] = {accept, "User-Agent: k8shazgpu/" HAZ_VERSION};
+	size_t plen = payload ? strlen(payload) : 0;
+
+	kc_refresh_token(k->cfg);
+	if (k->cfg->token)
+		lines[2] = auth = easprintf("Authorization: Bearer %s",
+			k->cfg->token);
+	if (payload)
+		lines[3] = ct = easprintf("Content-Type: %s", ctype);
+	req = h1_head(method, target, k->khost, lines, 4,
+		payload ? (long long)plen : -1, len);
+	if (plen) {
+		req = erealloc(req, *len + plen + 1);
+		memcpy(req + *len, payload, plen + 1);
+		*len += plen;
+	}
+	if (auth) {
+		memset(auth, 0, strlen(auth));
+		free(auth);
+	}
+	free(ct);
+	free(target);
+	return req;
+}
+
+/* kept_failed fills e after the exchange failed with st (why). */
+static void
+kept_failed(struct kube *k, enum h1_status st, const char *why,
+	const char *method, const char *path, struct kube_error *e)
+{
+	enum kube_errkind kind = KUBE_ETEMP;
+	char what[512];
+
+	if (k->ktimedout) {
+		snprintf(what, sizeof what, "no answer within %ld ms",
+			k->timeout_ms);
+		if (k->deadline && clock_mono() >= k->deadline - 0.001)
+			kind = KUBE_EDEADLINE;
+	} else if (st == H1_EBIG) {
+		seterr(e, KUBE_EBADDATA, 0,
+			"%s %.*s: answer larger than %ld bytes", method,
+			pathonly(path), path, BODY_MAX_BYTES);
+		return;
+	} else if (st == H1_EBAD) {
+		snprintf(what, sizeof what, "invalid HTTP answer: %s", why);
+	} else if (*why) {
+		snprintf(what, sizeof what, "%s", why);
+	} else {
+		snprintf(what, sizeof what, "the connection broke: %s",
+			curl_easy_strerror(k->kerr));
+	}
+	seterr(e, kind, 0, "%s %s%.*s: %s", method, k->cfg->server,
+		pathonly(path), path, what);
+}
+
+/* kept_once is request_once on the kept connection. */
+static char *
+kept_once(struct kube *k, const char *method, const char *path,
+	const char *accept, const char *ctype, const json_t *body, size_t *len,
+	struct kube_error *e)
+{
+	char *payload = body ? jb_dumps(body) : NULL, *req, why[256];
+	double left = kube_seconds_left(k);
+	long ms = k->timeout_ms;
+	struct h1_answer a = {0};
+	enum h1_status st;
+	size_t rlen, got;
+	int reused;
+
+	k->after = -1;
+	if (left <= 0) {
+		seterr(e, KUBE_EDEADLINE, 0, "%s %s%.*s: deadline reached",
+			method, k->cfg->server, pathonly(path), path);
+		free(payload);
+		return NULL;
+	}
+	if (k->deadline && (ms == 0 || left * 1000 < ms))
+		ms = (long)(left * 1000) + 1;
+	for (int tries = 0;; tries++) {
+		reused = k->kopen;
+		if (!k->kopen && kept_open(k, method, path, e) < 0) {
+			free(payload);
+			return NULL;
+		}
+		k->kdeadline = ms ? clock_mono() + (double)ms / 1000 : 0;
+		k->ktimedout = 0;
+		k->kerr = CURLE_OK;
+		why[0] = '\0';
+		req = kept_request(k, method, path, accept, ctype, payload,
+			&rlen);
+		st = kept_send(k, req, rlen) < 0
+			? H1_EREAD
+			: h1_read(&k->kin, method, BODY_MAX_BYTES,
+				  (double)time(NULL), &a, why, sizeof why);
+		free(req);
+		if (st == H1_OK)
+			break;
+		got = k->kin.got;
+		h1_answer_free(&a);
+		kept_close(k);
+		/* the server closed it while it was idle: once more, anew */
+		if (reused && tries == 0 && got == 0 && !k->ktimedout)
+			continue;
+		kept_failed(k, st, why, method, path, e);
+		free(payload);
+		return NULL;
+	}
+	free(payload);
+	if (!a.keep)
+		kept_close(k);
+	k->after = a.after;
+	if (a.code < 200 || a.code > 299) {
+		status_error(e, k, a.code, method, path, a.body, a.len);
+		h1_answer_free(&a);
+		return NULL;
+	}
+	e->status = a.code;
+	*len = a.len;
+	return a.body ? a.body : estrdup("");
 }

@@ -75,6 +75,16 @@ void kube_set_deadline(struct kube *k, double seconds);
 /* kube_seconds_left returns the time to the deadline (huge without one). */
 double kube_seconds_left(const struct kube *k);
 
+/* kube_keep makes k's requests (not its streams) go over one connection
+ * it keeps and speaks HTTP/1.1 on itself (lib/h1), opened by libcurl
+ * (CONNECT_ONLY: the same TLS verification and client certificate) and
+ * opened anew when the server closes it: a request costs its bytes and
+ * TLS, not a libcurl transfer. A request that found the kept connection
+ * closed before any byte of its answer came (the server's idle timeout)
+ * is sent once more on a new one. Errors read as without it. For a
+ * client that makes many small requests (sched-queue's writers). */
+void kube_keep(struct kube *k);
+
 /* --- paths -------------------------------------------------------------- */
 
 struct kube_resource {

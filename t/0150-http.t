@@ -205,17 +205,7 @@ http://h:1/a/c
 EOF
 
 # ---- a server whose certificate no client trusts ----
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	-keyout tls.key -out tls.crt -days 2 -subj /CN=localhost \
-	-addext subjectAltName=IP:127.0.0.1,DNS:localhost 2>openssl.err ||
-	{ echo "Bail out! openssl could not make a certificate: $(cat openssl.err)"; exit 1; }
-"$TOP/t/tlsserve" -c tls.crt -k tls.key -l tls.log >tls.out 2>tls.err 3>&- 4>&- &
-tls_pid=$!
-trap 'kill $tls_pid 2>/dev/null' EXIT
-eventually 30 grep -q '^listening on' tls.out ||
-	{ echo "Bail out! tlsserve did not start: $(cat tls.err)"; exit 1; }
-TPORT=$(sed -n 's/^listening on 127.0.0.1://p' tls.out)
-S=https://127.0.0.1:$TPORT
+tls_serve
 : >tls.log
 # tries CMD...: CMD, then the log's lines since, counted by kind
 # (and CMD's exit status)

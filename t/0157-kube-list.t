@@ -64,17 +64,8 @@ exit 1
 EOF
 
 # ---- kube_list against crafted pages ----
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-	-keyout tls.key -out tls.crt -days 2 -subj /CN=localhost \
-	-addext subjectAltName=IP:127.0.0.1,DNS:localhost 2>openssl.err ||
-	{ echo "Bail out! openssl could not make a certificate: $(cat openssl.err)"; exit 1; }
 echo '{}' >page.json
-"$TOP/t/tlsserve" -c tls.crt -k tls.key -l tls.log -b page.json -q queue >tls.out 2>tls.err 3>&- 4>&- &
-tls_pid=$!
-trap 'kill $tls_pid 2>/dev/null' EXIT
-eventually 30 grep -q '^listening on' tls.out ||
-	{ echo "Bail out! tlsserve did not start: $(cat tls.err)"; exit 1; }
-S=https://127.0.0.1:$(sed -n 's/^listening on 127.0.0.1://p' tls.out)
+tls_serve -b page.json -q queue
 printf '%s\n' "apiVersion: v1" "kind: Config" "current-context: t" \
 	"contexts: [{name: t, context: {cluster: c, user: u}}]" \
 	"clusters: [{name: c, cluster: {server: \"$S\", certificate-authority: $SCRATCH/tls.crt}}]" \

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The libFuzzer targets of t/fuzz, one per reader of outside input
 # (NDJSON records, sched-pick's records, AdmissionReviews, YAML,
-# nvidia-smi's CSV, -L lines and -q -x XML, the kubelet's protobuf messages), each
+# nvidia-smi's CSV, -L lines and -q -x XML, the kubelet's protobuf messages,
+# the API server's HTTP/1.1 answers), each
 # built under ASan and UBSan and run
 # for $FUZZ_TIME seconds (default 10) over its seed corpus
 # t/fuzz/corpus-NAME. Run them long by hand:
@@ -21,7 +22,7 @@ clang -fsanitize=fuzzer probe.c -o probe >/dev/null 2>&1 ||
 : "${FUZZ_TIME:=10}"
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -DHAZ_VERSION=\"fuzz\""
-PKGS="jansson yaml-0.1 libcurl libmicrohttpd zlib libnghttp2 libprotobuf-c expat"
+PKGS="jansson yaml-0.1 libcurl libssl libmicrohttpd zlib libnghttp2 libprotobuf-c expat"
 mkdir obj gen
 # the tools' own engines (tools/NAME/) are fuzzed as lib/ is
 PRIV=$(for d in "$TOP"/tools/*/; do printf ' -iquote %s' "${d%/}"; done)

@@ -17,6 +17,8 @@
 #   crd_apply FILE...           apply CRDs once no deletion of them is under
 #                               way, and wait until they are Established
 #   probe ARGS / pj FILTER ARGS gpu-probe's records (through jq), status, messages
+#   tls_serve ARGS...           t/tlsserve with a fresh certificate for 127.0.0.1
+#                               (tls.crt) and ARGS, logging to tls.log; sets S
 #
 # Each script runs in its own fresh scratch directory t/trash/<script>/.
 set -u
@@ -73,6 +75,23 @@ k() { k8shazgpu-sim kubectl "$@"; }
 ns_deleted() {
 	k delete namespace "$1" --ignore-not-found --wait=false >/dev/null 2>&1
 	gone "${2:-180}" "namespace $1" k get namespace "$1" --ignore-not-found -o name
+}
+
+# tls_serve ARGS...: a certificate for 127.0.0.1 (tls.crt, tls.key), then
+# t/tlsserve presenting it with ARGS, its log tls.log, stopped at exit;
+# S is its URL, TPORT its port. Bails out when either cannot start.
+tls_serve() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-keyout tls.key -out tls.crt -days 2 -subj /CN=localhost \
+		-addext subjectAltName=IP:127.0.0.1,DNS:localhost 2>openssl.err ||
+		{ echo "Bail out! openssl could not make a certificate: $(cat openssl.err)"; exit 1; }
+	"$TOP/t/tlsserve" -c tls.crt -k tls.key -l tls.log "$@" >tls.out 2>tls.err 3>&- 4>&- &
+	tls_pid=$!
+	trap 'kill $tls_pid 2>/dev/null' EXIT
+	eventually 30 grep -q '^listening on' tls.out ||
+		{ echo "Bail out! tlsserve did not start: $(cat tls.err)"; exit 1; }
+	TPORT=$(sed -n 's/^listening on 127.0.0.1://p' tls.out)
+	S=https://127.0.0.1:$TPORT
 }
 
 # kill_groups FILE: TERM every process group whose leader's PID is a line

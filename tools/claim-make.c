@@ -1133,6 +1133,8 @@ connect(struct ctx *c)
 	if (kc_load(&c->kc, c->kubeconfig, c->context) < 0)
 		exit(HAZ_FAIL);
 	c->k = kube_new(&c->kc);
+	/* one create or apply after another: on one kept connection */
+	kube_keep(c->k);
 	c->default_ns = c->namespace ? c->namespace : c->kc.namespace;
 	c->ap = ap_new(c->k, c->manager, c->default_ns);
 }

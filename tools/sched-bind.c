@@ -760,6 +760,8 @@ main(int argc, char **argv)
 	if (kc_load(&kc, opt.kubeconfig, opt.context) < 0)
 		return HAZ_FAIL;
 	K = kube_new(&kc);
+	/* a binding, an event, a claim's status: small requests, kept */
+	kube_keep(K);
 	said = hm_new(free);
 	if (opt.once)
 		status = pass();

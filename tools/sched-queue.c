@@ -30,7 +30,8 @@
  * backoff and jitter, Failed) is sqe.h's, "Passes".
  *
  * Writes go through -w writer threads (default 4), each workload's
- * always through the same one, in order. Every -r seconds (default 600)
+ * always through the same one, in order, each on a connection of its
+ * own that it keeps (kube_keep). Every -r seconds (default 600)
  * each watch lists again as a safety net; nothing else runs while
  * nothing happens.
  *
@@ -684,6 +685,8 @@ start_writers(void)
 		if (kc_load(&w->kc, opt.kubeconfig, opt.context) < 0)
 			exit(HAZ_FAIL);
 		w->k = kube_new(&w->kc);
+		/* small writes, one after another: no libcurl transfer each */
+		kube_keep(w->k);
 		w->ap = ap_new(w->k, "k8shazgpu-controller", NULL);
 		if (pthread_create(&w->th, NULL, writer_run, w) != 0)
 			err_die(HAZ_FAIL, "pthread_create failed");

@@ -1,6 +1,10 @@
 /* kube: test driver for lib/kube.c and lib/b64.c.
  *
- *   build/unit/kube [-k kubeconfig] [-c context] OP ARGS...
+ *   build/unit/kube [-K] [-r N] [-t MS] [-k kubeconfig] [-c context] OP ARGS...
+ *
+ * -K: the client keeps its connection (kube_keep); -r N: the call is made
+ * N times on the one client (stdin read once), the exit status the
+ * last's; -t: kube_set_timeout.
  *
  *   resolve NAME...         the group/version/resource/kind/namespaced of each
  *   path NAME [NS [OBJ]]    the path kube_path makes for NAME
@@ -43,11 +47,11 @@ static json_t *
 stdin_json(void)
 {
 	json_error_t jerr;
-	json_t *j = json_loadf(stdin, 0, &jerr);
+	static json_t *j; /* read once, for every call of -r */
 
-	if (!j)
+	if (!j && !(j = json_loadf(stdin, 0, &jerr)))
 		err_die(HAZ_FAIL, "<stdin>: invalid JSON: %s", jerr.text);
-	return j;
+	return json_incref(j);
 }
 
 static int
@@ -190,14 +194,21 @@ main(int argc, char **argv)
 	const char *kubeconfig = NULL, *context = NULL, *op;
 	struct kc_config cfg;
 	struct kube *k;
-	int ch, status;
+	int ch, status, keep = 0, times = 1;
+	long timeout = 0;
 
 	err_init("kube");
-	while ((ch = getopt(argc, argv, "k:c:")) != -1) {
+	while ((ch = getopt(argc, argv, "Kr:t:k:c:")) != -1) {
 		if (ch == 'k')
 			kubeconfig = optarg;
 		else if (ch == 'c')
 			context = optarg;
+		else if (ch == 'K')
+			keep = 1;
+		else if (ch == 'r')
+			times = atoi(optarg);
+		else if (ch == 't')
+			timeout = atol(optarg);
 		else
 			usage();
 	}
@@ -212,14 +223,19 @@ main(int argc, char **argv)
 	if (kc_load(&cfg, kubeconfig, context) < 0)
 		return nd_finish(HAZ_FAIL);
 	k = kube_new(&cfg);
-	if (!strcmp(op, "resolve"))
-		status = resolve(k, argc, argv);
-	else if (!strcmp(op, "path"))
-		status = path(k, argc, argv);
-	else if (!strcmp(op, "list") && argc == 2)
-		status = list(k, argv[0], atol(argv[1]));
-	else
-		status = call(k, op, argc, argv);
+	if (keep)
+		kube_keep(k);
+	if (timeout)
+		kube_set_timeout(k, timeout);
+	for (int i = 0; i < times; i++)
+		if (!strcmp(op, "resolve"))
+			status = resolve(k, argc, argv);
+		else if (!strcmp(op, "path"))
+			status = path(k, argc, argv);
+		else if (!strcmp(op, "list") && argc == 2)
+			status = list(k, argv[0], atol(argv[1]));
+		else
+			status = call(k, op, argc, argv);
 	kube_free(k);
 	kc_free(&cfg);
 	return nd_finish(status);
