@@ -246,15 +246,21 @@ EOF
 # supervise: the wrapper of pod.json run here in ./sup on a command that
 # says it started and sleeps; a HUP restarts it, a TERM ends it, and the
 # wrapper's status is then the command's (30 s for each step: with the
-# shared cluster starting beside it, 10 s was once too little)
+# shared cluster starting beside it, 10 s was once too little). Each
+# signal goes once the command has said it started, as vllm sync's HUP
+# comes once the command runs: a signal while the child is still being
+# forked can reach the shell's copy of the trap, not the command.
 supervise() {
 	jq -r '.spec.containers[0].command[2]' pod.json | sed 's|^b=/k8shazgpu/bin |b=sup |; s|^/k8shazgpu/tool/diff-pack .*|:|; s|^cd .*|:|' >s.sh
 	mkdir -p sup
 	sh -c "$(cat s.sh)" k8shazgpu-vllm sh -c 'echo started; exec sleep 30' >sup.out &
 	sv_pid=$!
 	eventually 30 test -s sup/run || { echo "no sup/run after 30 s: $(cat sup.out)"; return 1; }
+	eventually 30 grep -q started sup.out || { echo "the command did not start in 30 s"; return 1; }
 	kill -HUP "$(cat sup/supervisor.pid)"
 	eventually 30 grep -q '^1 ' sup/run || { echo "not restarted after 30 s: run $(cat sup/run)"; return 1; }
+	eventually 30 test "$(grep -c started sup.out)" = 2 ||
+		{ echo "the command did not start again in 30 s"; return 1; }
 	kill -TERM "$(cat sup/supervisor.pid)"
 	sv_rc=0
 	wait "$sv_pid" || sv_rc=$?
