@@ -149,7 +149,7 @@ check_output 'vllm run: the pod: the applier ConfigMap mounted, wrapper, argv ke
         "command": [
           "/bin/sh",
           "-c",
-          "set -e\\npkg=\\nif command -v python3 >/dev/null 2>&1; then\\n  pkg=\$(python3 -c 'import os, vllm; print(os.path.dirname(vllm.__file__))' 2>/dev/null) || pkg=\\nfi\\nb=/k8shazgpu/bin tree=\${K8SHAZGPU_TREE:-/vllm-workspace}\\nrm -f \\"\$b/state.json\\"\\n/k8shazgpu/tool/diff-pack -u -d /k8shazgpu/pack -t \\"\$tree\\" \${pkg:+-P \\"\$pkg\\"} -S \\"\$b/state.json\\"\\nprintf \\"%s\\\\n\\" \\"\$tree\\" >\\"\$b/tree\\"\\nprintf \\"%s\\\\n\\" \\"\$pkg\\" >\\"\$b/pkgdir\\"\\n: >\\"\$b/.applied\\"\\ncd \\"\$tree\\"\\nset +e\\ngen=0 restart=0 stop=0 child=\\nstop_child() { [ -z \\"\$child\\" ] || kill -TERM \\"\$child\\" 2>/dev/null; }\\ntrap \\"restart=1; stop_child\\" HUP\\ntrap \\"stop=1; stop_child\\" TERM INT\\nread -r self rest </proc/self/stat\\necho \\"\$self\\" >\\"\$b/supervisor.pid\\"\\nwhile :; do\\n  restart=0\\n  \\"\$@\\" &\\n  child=\$!\\n  echo \\"\$gen \$child\\" >\\"\$b/run\\"\\n  while :; do\\n    wait \\"\$child\\"\\n    rc=\$?\\n    kill -0 \\"\$child\\" 2>/dev/null || break\\n    # a TERM that reached the child before it ran the command (still this\\n    # shell: the same executable) is lost there; sent again, 5 s at most\\n    n=0\\n    while [ \\"\$restart\$stop\\" != 00 ] && [ \$n -lt 25 ] &&\\n      [ /proc/\$child/exe -ef /proc/\$self/exe ]; do\\n      n=\$((n + 1))\\n      sleep 0.2\\n      kill -TERM \\"\$child\\" 2>/dev/null\\n    done\\n  done\\n  child=\\n  [ \\"\$stop\\" = 0 ] && [ \\"\$restart\\" = 1 ] || exit \\"\$rc\\"\\n  gen=\$((gen + 1))\\ndone",
+          "set -e\\npkg=\\nif command -v python3 >/dev/null 2>&1; then\\n  pkg=\$(python3 -c 'import os, vllm; print(os.path.dirname(vllm.__file__))' 2>/dev/null) || pkg=\\nfi\\nb=/k8shazgpu/bin tree=\${K8SHAZGPU_TREE:-/vllm-workspace}\\nrm -f \\"\$b/state.json\\"\\n/k8shazgpu/tool/diff-pack -u -d /k8shazgpu/pack -t \\"\$tree\\" \${pkg:+-P \\"\$pkg\\"} -S \\"\$b/state.json\\"\\nprintf \\"%s\\\\n\\" \\"\$tree\\" >\\"\$b/tree\\"\\nprintf \\"%s\\\\n\\" \\"\$pkg\\" >\\"\$b/pkgdir\\"\\n: >\\"\$b/.applied\\"\\ncd \\"\$tree\\"\\nset +e\\ngen=0 restart=0 stop=0 sent=0 child=\\n# stop_child: TERM to the child, once, when it is ready: its traps the\\n# default ones (before, a signal would run this shell's traps in it and be\\n# lost), waited for 5 s at most\\nstop_child() {\\n  [ -n \\"\$child\\" ] && [ \$sent = 0 ] || return 0\\n  sent=1 n=0\\n  while [ ! -e \\"\$b/ready\\" ] && [ \$n -lt 100 ]; do n=\$((n + 1)); sleep 0.05; done\\n  kill -TERM \\"\$child\\" 2>/dev/null\\n}\\ntrap \\"restart=1; stop_child\\" HUP\\ntrap \\"stop=1; stop_child\\" TERM INT\\nread -r self rest </proc/self/stat\\necho \\"\$self\\" >\\"\$b/supervisor.pid\\"\\nwhile :; do\\n  restart=0 sent=0\\n  rm -f \\"\$b/ready\\"\\n  (trap - HUP TERM INT; : >\\"\$b/ready\\"; exec \\"\$@\\") &\\n  child=\$!\\n  echo \\"\$gen \$child\\" >\\"\$b/run\\"\\n  # a signal caught while the child was forked, before \$child was set\\n  [ \\"\$restart\$stop\\" = 00 ] || stop_child\\n  while :; do\\n    wait \\"\$child\\"\\n    rc=\$?\\n    kill -0 \\"\$child\\" 2>/dev/null || break\\n  done\\n  child=\\n  [ \\"\$stop\\" = 0 ] && [ \\"\$restart\\" = 1 ] || exit \\"\$rc\\"\\n  gen=\$((gen + 1))\\ndone",
           "k8shazgpu-vllm"
         ],
         "image": "$IMG",
@@ -271,6 +271,31 @@ check_output 'the wrapper supervises: HUP restarts the command, TERM ends it, it
 started
 started
 status 143, generation 1, supervisor pid ok
+EOF
+# restarts in quick succession: a command that runs at once (no shell line
+# first), each HUP sent as soon as the supervisor has recorded the new
+# child, often before the child is ready; every one must restart it once
+# (a lost one leaves sleep to run its 30 s), and the TERM after them must
+# end it. (The fork window itself, microseconds, is not hit on demand.)
+supervise_fast() {
+	rm -rf sup && mkdir sup
+	sh -c "$(cat s.sh)" k8shazgpu-vllm sleep 30 >sup.out &
+	sv_pid=$!
+	eventually 30 test -s sup/supervisor.pid || { echo "no sup/supervisor.pid after 30 s"; return 1; }
+	g=0
+	while [ $g -lt 20 ]; do
+		EVENTUALLY_HZ=50 eventually 10 grep -q "^$g " sup/run || { echo "generation $g not started in 10 s: run $(cat sup/run)"; return 1; }
+		kill -HUP "$(cat sup/supervisor.pid)"
+		g=$((g + 1))
+	done
+	EVENTUALLY_HZ=50 eventually 10 grep -q "^20 " sup/run || { echo "generation 20 not started in 10 s: run $(cat sup/run)"; return 1; }
+	kill -TERM "$(cat sup/supervisor.pid)"
+	sv_rc=0
+	wait "$sv_pid" || sv_rc=$?
+	echo "status $sv_rc, generation $(cut -d' ' -f1 sup/run)"
+}
+check_output 'the wrapper: 20 HUPs, each as soon as the last child is recorded, 20 restarts; then TERM ends it' supervise_fast <<'EOF'
+status 143, generation 20
 EOF
 check_output 'the default command, one GPU, no selector; --port 0: no port' \
 	'dry --port 0 | jq -c "select(.kind == \"Pod\") | .spec.containers[0] | [.args, .ports]"; dry --port 0 | jq -c "select(.kind == \"ResourceClaim\") | [.metadata.annotations[\"canhazgpu.dev/cmd\"], .metadata.annotations[\"canhazgpu.dev/port\"], .spec.devices.requests[0].exactly]"' <<'EOF'
