@@ -1706,17 +1706,17 @@ kept_request(struct kube *k, const char *method, const char *path,
 	return req;
 }
 
-/* kept_failed fills e after the exchange failed with st (why). */
+/* kept_failed fills e after the exchange, allowed ms, failed with st
+ * (why). */
 static void
-kept_failed(struct kube *k, enum h1_status st, const char *why,
+kept_failed(struct kube *k, enum h1_status st, const char *why, long ms,
 	const char *method, const char *path, struct kube_error *e)
 {
 	enum kube_errkind kind = KUBE_ETEMP;
 	char what[512];
 
 	if (k->ktimedout) {
-		snprintf(what, sizeof what, "no answer within %ld ms",
-			k->timeout_ms);
+		snprintf(what, sizeof what, "no answer within %ld ms", ms);
 		if (k->deadline && clock_mono() >= k->deadline - 0.001)
 			kind = KUBE_EDEADLINE;
 	} else if (st == H1_EBIG) {
@@ -1784,7 +1784,7 @@ kept_once(struct kube *k, const char *method, const char *path,
 		/* the server closed it while it was idle: once more, anew */
 		if (reused && tries == 0 && got == 0 && !k->ktimedout)
 			continue;
-		kept_failed(k, st, why, method, path, e);
+		kept_failed(k, st, why, ms, method, path, e);
 		free(payload);
 		return NULL;
 	}

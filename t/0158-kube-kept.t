@@ -260,5 +260,12 @@ kind=temp status=0 reason=
 exit 75
 C GET raw 
 EOF
+check_output 'kept: a deadline shorter than the timeout: the error names the time the request had, of kind deadline' '
+	Q="raw short.http\n" kept -t 5000 -d 0.4 -k kc get /api/v1/nodes/x | sed "s/within 39[0-9] ms/within 390-401 ms/; s/within 40[01] ms/within 390-401 ms/"' <<'EOF'
+kube: GET https://127.0.0.1:PORT/api/v1/nodes/x: no answer within 390-401 ms
+kind=deadline status=0 reason=
+exit 1
+C GET raw 
+EOF
 
 done_testing

@@ -39,7 +39,9 @@ static const char *const kinds[] = {"ok", "temp", "api", "gone", "nores",
 static void
 usage(void)
 {
-	fputs("usage: kube [-k kubeconfig] [-c context] op args...\n", stderr);
+	fputs("usage: kube [-K] [-d deadline-s] [-r times] [-t timeout-ms] "
+	      "[-k kubeconfig] [-c context] op args...\n",
+		stderr);
 	exit(HAZ_USAGE);
 }
 
@@ -196,9 +198,10 @@ main(int argc, char **argv)
 	struct kube *k;
 	int ch, status, keep = 0, times = 1;
 	long timeout = 0;
+	double deadline = 0;
 
 	err_init("kube");
-	while ((ch = getopt(argc, argv, "Kr:t:k:c:")) != -1) {
+	while ((ch = getopt(argc, argv, "Kd:r:t:k:c:")) != -1) {
 		if (ch == 'k')
 			kubeconfig = optarg;
 		else if (ch == 'c')
@@ -209,6 +212,8 @@ main(int argc, char **argv)
 			times = atoi(optarg);
 		else if (ch == 't')
 			timeout = atol(optarg);
+		else if (ch == 'd')
+			deadline = atof(optarg);
 		else
 			usage();
 	}
@@ -227,6 +232,8 @@ main(int argc, char **argv)
 		kube_keep(k);
 	if (timeout)
 		kube_set_timeout(k, timeout);
+	if (deadline > 0)
+		kube_set_deadline(k, deadline);
 	for (int i = 0; i < times; i++)
 		if (!strcmp(op, "resolve"))
 			status = resolve(k, argc, argv);
