@@ -55,6 +55,56 @@ local function inrange(t)
   return t
 end
 
+-- UTC0 and UTCF: RFC 3339 in UTC, without and with a fraction (to 9
+-- digits: 20 and 22-30 bytes)
+local UTC0 = '^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%dZ$'
+local UTCF = '^%d%d%d%d%-%d%d%-%d%dT%d%d:%d%d:%d%d%.%d+Z$'
+
+-- tfields reads the fields of an RFC 3339 time (any offset and fraction):
+-- year, month, day, hour, minute, second, nanoseconds, offset, unchecked;
+-- nil when v has not that form. The form every writer uses (UTC, to 9
+-- digits of fraction) is read from its bytes: no captures and no string
+-- to number, as it is a free GPU's last_released at each load.
+local function tfields(v)
+  local n = #v
+  if (n == 20 and v:find(UTC0)) or (n >= 22 and n <= 30 and v:find(UTCF)) then
+    local y1, y2, y3, y4, _, m1, m2, _, d1, d2, _, h1, h2, _, i1, i2, _, s1, s2 =
+      v:byte(1, 19)
+    local ns = n > 20 and tonumber(v:sub(21, n - 1)) * 10 ^ (30 - n) or 0
+    return y1 * 1000 + y2 * 100 + y3 * 10 + y4 - 53328, m1 * 10 + m2 - 528,
+      d1 * 10 + d2 - 528, h1 * 10 + h2 - 528, i1 * 10 + i2 - 528,
+      s1 * 10 + s2 - 528, ns, 0
+  end
+  local y, mo, d, h, mi, s, rest =
+    v:match('^(%d%d%d%d)%-(%d%d)%-(%d%d)[Tt](%d%d):(%d%d):(%d%d)(.*)$')
+  if not y then return nil end
+  local ns = 0
+  local f = rest:match('^%.(%d+)')
+  if f then
+    rest = rest:sub(#f + 2)
+    ns = tonumber((f .. '00000000'):sub(1, 9))
+  end
+  local off
+  if rest == 'Z' or rest == 'z' then
+    off = 0
+  else
+    local sg, oh, om = rest:match('^([+-])(%d%d):(%d%d)$')
+    if not sg or tonumber(oh) > 23 or tonumber(om) > 59 then return nil end
+    off = tonumber(oh) * 3600 + tonumber(om) * 60
+    if sg == '-' then off = -off end
+  end
+  return tonumber(y), tonumber(mo), tonumber(d), tonumber(h), tonumber(mi),
+    tonumber(s), ns, off
+end
+
+-- tcheck: a month, day (leap days too), hour, minute and second in range
+local function tcheck(y, mo, d, h, mi, s)
+  if mo < 1 or mo > 12 or d < 1 or d > MDAYS[mo] or h > 23 or mi > 59 or s > 59 then
+    return false
+  end
+  return not (mo == 2 and d == 29 and not (y % 4 == 0 and (y % 100 ~= 0 or y % 400 == 0)))
+end
+
 -- tparse reads a time as canhazgpu's FlexibleTime does: a JSON number of
 -- seconds (fraction dropped), a numeric string, or RFC 3339 with any
 -- offset and fraction. Returns nil for absent or null, false for anything
@@ -69,34 +119,17 @@ local function tparse(v)
   if v:match('^%-?%d+$') or v:match('^%-?%d+%.%d+$') then
     return inrange({trunc(tonumber(v)), 0})
   end
-  local y, mo, d, h, mi, s, rest =
-    v:match('^(%d%d%d%d)%-(%d%d)%-(%d%d)[Tt](%d%d):(%d%d):(%d%d)(.*)$')
-  if not y then return false end
-  y, mo, d = tonumber(y), tonumber(mo), tonumber(d)
-  h, mi, s = tonumber(h), tonumber(mi), tonumber(s)
-  local ns = 0
-  local f = rest:match('^%.(%d+)')
-  if f then
-    rest = rest:sub(#f + 2)
-    ns = tonumber((f .. '00000000'):sub(1, 9))
-  end
-  local off
-  if rest == 'Z' or rest == 'z' then
-    off = 0
-  else
-    local sg, oh, om = rest:match('^([+-])(%d%d):(%d%d)$')
-    if not sg then return false end
-    off = tonumber(oh) * 3600 + tonumber(om) * 60
-    if sg == '-' then off = -off end
-    if tonumber(oh) > 23 or tonumber(om) > 59 then return false end
-  end
-  if mo < 1 or mo > 12 or d < 1 or d > MDAYS[mo] or h > 23 or mi > 59 or s > 59 then
-    return false
-  end
-  if mo == 2 and d == 29 and not (y % 4 == 0 and (y % 100 ~= 0 or y % 400 == 0)) then
-    return false
-  end
+  local y, mo, d, h, mi, s, ns, off = tfields(v)
+  if not y or not tcheck(y, mo, d, h, mi, s) then return false end
   return inrange({dfc(y, mo, d) * 86400 + h * 3600 + mi * 60 + s - off, ns, off})
+end
+
+-- tvalid is tparse(v) ~= false for a string, without making the time: a
+-- time in UTC is in range from 1970 on (four digits end before TIMEMAX)
+local function tvalid(v)
+  local y, mo, d, h, mi, s, _, off = tfields(v)
+  if y and off == 0 then return y >= 1970 and tcheck(y, mo, d, h, mi, s) end
+  return tparse(v) ~= false
 end
 
 -- tfmt writes a time as Go's RFC3339Nano in the offset off (the client's
@@ -505,6 +538,19 @@ local function gkey(id)
   return PFX .. 'gpu:' .. int(id)
 end
 
+-- gets reads the values of GPUs 0 to n - 1 in one MGET (false: no key),
+-- indexed from 0, in slices of 256 keys
+local function gets(n)
+  local raws = {}
+  for lo = 0, n - 1, 256 do
+    local keys = {}
+    for i = lo, math.min(lo + 255, n - 1) do keys[#keys + 1] = gkey(i) end
+    local v = redis.call('MGET', unpack(keys))
+    for k = 1, #keys do raws[lo + k - 1] = v[k] end
+  end
+  return raws
+end
+
 -- gpu_count is the pool's size, or nil and why: not set, or not a
 -- number from 0 to MAXGPUS (every loop over the GPUs is bounded by it).
 local function gpu_count()
@@ -532,9 +578,8 @@ local function sload(id, raw)
   -- find it valid JSON, free, with this last_released
   local lr = #raw <= MAXKEY and raw:match(RELEASED)
   if lr then
-    local t = tparse(lr)
-    if t == false then st.bad = 'last_released is not a time'; return st end
-    st.last_released, st.lr, st.free = t, lr, true
+    if not tvalid(lr) then st.bad = 'last_released is not a time'; return st end
+    st.lr, st.free = lr, true
     return st
   end
   st.bad = jcheck(raw)
@@ -695,16 +740,18 @@ local function queue_cleanup(n)
     end
   end
   if not any then return end
+  local raws = gets(n)
   for i = 0, n - 1 do
-    local st = sload(i)
+    local st = sload(i, raws[i])
     if held(st) and st.partial_queue_id and gone[st.partial_queue_id] then release(st) end
   end
 end
 
 -- release_partials frees the GPUs a queue entry holds.
 local function release_partials(qid, n)
+  local raws = gets(n)
   for i = 0, n - 1 do
-    local st = sload(i)
+    local st = sload(i, raws[i])
     if held(st) and st.partial_queue_id == qid then release(st) end
   end
 end
@@ -712,9 +759,9 @@ end
 -- cleanup frees stale and expired reservations; returns every GPU's
 -- state, indexed from 0.
 local function cleanup(n)
-  local sts = {}
+  local sts, raws = {}, gets(n)
   for i = 0, n - 1 do
-    local st = sload(i)
+    local st = sload(i, raws[i])
     if held(st) and not st.active then st = release(st) end
     sts[i] = st
   end

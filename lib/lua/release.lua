@@ -13,8 +13,9 @@ if not n then return result({error = why}) end
 local types = set_of(P.types)
 local out = {notheld = {}}
 if not isnil(P.claim_uid) then
+  local raws = gets(n)
   for i = 0, n - 1 do
-    local st = sload(i)
+    local st = sload(i, raws[i])
     if held(st) and st.type == 'k8s' and st.claim_uid == P.claim_uid then release(st) end
   end
   release_claim_mig(P.claim_uid)
@@ -42,8 +43,9 @@ elseif type(P.ids) == 'table' then
   end
   for _, st in ipairs(mine) do release(st) end
 else
+  local raws = gets(n)
   for i = 0, n - 1 do
-    local st = sload(i)
+    local st = sload(i, raws[i])
     if held(st) and st.user == P.user and types[st.type] then release(st) end
   end
 end
