@@ -1744,7 +1744,7 @@ kept_once(struct kube *k, const char *method, const char *path,
 {
 	char *payload = body ? jb_dumps(body) : NULL, *req, why[256];
 	double left = kube_seconds_left(k);
-	long ms = k->timeout_ms;
+	long ms;
 	struct h1_answer a = {0};
 	enum h1_status st;
 	size_t rlen, got;
@@ -1757,14 +1757,17 @@ kept_once(struct kube *k, const char *method, const char *path,
 		free(payload);
 		return NULL;
 	}
-	if (k->deadline && (ms == 0 || left * 1000 < ms))
-		ms = (long)(left * 1000) + 1;
 	for (int tries = 0;; tries++) {
 		reused = k->kopen;
 		if (!k->kopen && kept_open(k, method, path, e) < 0) {
 			free(payload);
 			return NULL;
 		}
+		/* the wait, never past the deadline, which connecting used */
+		ms = k->timeout_ms;
+		left = kube_seconds_left(k);
+		if (k->deadline && (ms == 0 || left * 1000 < ms))
+			ms = left > 0 ? (long)(left * 1000) + 1 : 1;
 		k->kdeadline = ms ? clock_mono() + (double)ms / 1000 : 0;
 		k->ktimedout = 0;
 		k->kerr = CURLE_OK;
