@@ -853,6 +853,30 @@ exit 143
 AVAILABLE
 EOF
 
+# The same SIGTERM, sent 0 to 90 ms after the wrapper starts (before it
+# waits, while it starts the request, while the request queues): each
+# time the wrapper ends and leaves nothing queued or held, and no request
+# of its own goes on waiting.
+early_term() {
+	for d in 0 0.01 0.02 0.03 0.04 0.05 0.06 0.07 0.08 0.09; do
+		k8shazgpu host reserve -g 2 >/dev/null 2>&1 &
+		p=$!
+		sleep $d
+		kill -TERM $p
+		wait $p || :
+	done
+	sleep 1
+	echo "queued $(rcli zcard canhazgpu:queue), entries $(rcli keys 'canhazgpu:queue:entry:*' | grep -c .)"
+	pgrep -f 'gpu-reserve.* reserve -t manual' || echo "no request left"
+	k8shazgpu host status -j | jq -r '.[] | "\(.gpu_id) \(.status) \(.user // "")"' | sed 's/ *$//'
+}
+check_output 'reserve: SIGTERM early in its start, ten times: nothing left queued or held' early_term <<'EOF'
+queued 0, entries 0
+no request left
+0 IN_USE alice (dave)
+1 AVAILABLE
+EOF
+
 # ---- report ----
 
 T0=$(date +%s)
